@@ -1,0 +1,189 @@
+"""The ``fresh-ls`` command: serve, inspect a running server, run the demo, audit runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from fresh_ls import __version__
+from fresh_ls.client import FreshClientError, SyncClient
+
+
+def _root(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is not a directory")
+    return Path(os.path.realpath(path))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fresh-ls",
+        description="Keep a coding agent's file views fresh: a sidecar that tells which views "
+        "went stale and projects the current code within a byte budget.",
+    )
+    parser.add_argument("--version", action="version", version=f"fresh-ls {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser(
+        "serve", help="run the sidecar for a root (stdio and/or a local endpoint)"
+    )
+    serve.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    serve.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout")
+    serve.add_argument(
+        "--listen",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="accept clients on unix:PATH or tcp:127.0.0.1:PORT (default: a Unix socket "
+        "in the state dir); writes endpoint.json",
+    )
+    serve.add_argument(
+        "--state-dir",
+        default=None,
+        help="where the database and endpoint live (default: ROOT/.fresh-ls)",
+    )
+    serve.add_argument("--no-watch", action="store_true", help="do not watch the root for writes")
+    serve.add_argument("--log-level", default="WARNING", help="logging level on stderr")
+    serve.set_defaults(func=cmd_serve)
+
+    for name, helptext, func in (
+        ("status", "sessions, views and stale counts of the running server", cmd_status),
+        ("stale", "which views of a session went stale, with diffs", cmd_stale),
+        ("project", "the rendered projection of a session", cmd_project),
+    ):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+        p.add_argument("--state-dir", default=None)
+        p.add_argument("--json", action="store_true", help="print the raw result as JSON")
+        if name != "status":
+            p.add_argument("--session", required=True, help="the agent session to ask about")
+        if name == "project":
+            p.add_argument("--budget-bytes", type=int, default=None)
+            p.add_argument("--policy", choices=("stale", "all"), default=None)
+        p.set_defaults(func=func)
+
+    demo = sub.add_parser(
+        "demo",
+        help="a scripted agent, formatter and editor on a scratch "
+        "workspace; prints stale views, markers and the projection",
+    )
+    demo.add_argument("--keep", action="store_true", help="keep the scratch workspace")
+    demo.add_argument("--json", action="store_true")
+    demo.set_defaults(func=cmd_demo)
+
+    try:
+        from fresh_ls.audit.cli import register as register_audit
+    except ImportError:  # pragma: no cover - the audit package ships with fresh-ls
+        pass
+    else:
+        register_audit(sub)
+    try:
+        from fresh_ls.replay.cli import register as register_replay
+    except ImportError:
+        pass
+    else:
+        register_replay(sub)
+    return parser
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from fresh_ls.server.app import serve
+    from fresh_ls.server.endpoint import AlreadyRunning
+
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="fresh-ls %(levelname)s %(name)s: %(message)s",
+    )
+    root: Path = args.root or _root(".")
+    state_dir = Path(args.state_dir).resolve() if args.state_dir else root / ".fresh-ls"
+    if not args.stdio and args.listen is None:
+        print(
+            "fresh-ls serve: say how clients connect: --stdio, --listen [ADDRESS], or both",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        code = asyncio.run(
+            serve(
+                root,
+                state_dir,
+                args.stdio,
+                args.listen,
+                args.listen is not None,
+                watch=not args.no_watch,
+            )
+        )
+    except AlreadyRunning as exc:
+        print(f"fresh-ls serve: {exc}", file=sys.stderr)
+        return 3
+    except ValueError as exc:
+        print(f"fresh-ls serve: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        code = 0
+    if args.stdio:
+        # The stdin reader thread may still block on a read; nothing is left to flush.
+        sys.stdout.flush()
+        os._exit(code)
+    return code
+
+
+def _attach(args: argparse.Namespace) -> SyncClient:
+    return SyncClient.attach(args.root or Path.cwd(), state_dir=args.state_dir)
+
+
+def _run_client(args: argparse.Namespace, call: Any, show: Any) -> int:
+    try:
+        with _attach(args) as client:
+            result = call(client)
+    except FreshClientError as exc:
+        print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        show(result)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from fresh_ls.report import print_status
+
+    return _run_client(args, lambda c: c.status(), print_status)
+
+
+def cmd_stale(args: argparse.Namespace) -> int:
+    from fresh_ls.report import print_stale
+
+    return _run_client(args, lambda c: c.stale(args.session), print_stale)
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    from fresh_ls.report import print_projection
+
+    return _run_client(
+        args,
+        lambda c: c.project(args.session, budget_bytes=args.budget_bytes, policy=args.policy),
+        print_projection,
+    )
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from fresh_ls.demo import run_demo
+
+    return run_demo(keep=args.keep, as_json=args.json)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.func(args))

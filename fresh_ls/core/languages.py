@@ -1,0 +1,78 @@
+"""Which tree-sitter grammar and definition query serve a file.
+
+Languages are data: supporting one more is an entry in ``EXTENSIONS`` plus a
+``queries/<language>.scm`` file. Nothing else in the code branches on the language, so a
+new grammar cannot silently take a different path through the extractor.
+
+Parsers and compiled queries are cached because building them costs milliseconds (query
+compilation walks the grammar's state tables), and the extractor runs on every change.
+A cached ``Parser`` is stateful and not thread-safe: use it from one thread at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from importlib import resources
+from typing import Final
+
+import tree_sitter
+from tree_sitter_language_pack import get_language
+from tree_sitter_language_pack import get_parser as _pack_parser
+
+# File extension (lower case, with the dot) -> tree-sitter-language-pack name.
+EXTENSIONS: Final[dict[str, str]] = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".hpp": "cpp",
+    ".hh": "cpp",
+    ".hxx": "cpp",
+    ".rb": "ruby",
+}
+
+# Languages whose grammar shares another's node types and so its query file. TSX is the
+# TypeScript grammar plus JSX expressions, which never hold a definition's name.
+QUERY_FILE_OF: Final[dict[str, str]] = {"tsx": "typescript"}
+
+SUPPORTED_LANGUAGES: Final[frozenset[str]] = frozenset(EXTENSIONS.values())
+
+
+def language_for_path(path: str) -> str | None:
+    """The grammar for ``path`` by extension, or None when there is no definition query.
+
+    The extension is compared in lower case so ``FOO.PY`` behaves like ``foo.py``.
+    """
+    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+
+
+@functools.cache
+def get_parser(language: str) -> tree_sitter.Parser:
+    if language not in SUPPORTED_LANGUAGES:
+        raise ValueError(f"unsupported language: {language!r}")
+    return _pack_parser(language)  # type: ignore[arg-type]
+
+
+@functools.cache
+def get_query(language: str) -> tree_sitter.Query:
+    """The compiled definition query; a broken .scm fails here, loudly, on first use."""
+    if language not in SUPPORTED_LANGUAGES:
+        raise ValueError(f"unsupported language: {language!r}")
+    stem = QUERY_FILE_OF.get(language, language)
+    text = resources.files("fresh_ls.core").joinpath("queries", f"{stem}.scm").read_text("utf-8")
+    return tree_sitter.Query(get_language(language), text)  # type: ignore[arg-type]

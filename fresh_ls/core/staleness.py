@@ -1,0 +1,344 @@
+"""Decide, per observed unit, whether what the agent saw still stands, and where it is now.
+
+The verdicts follow the contract: ``fresh`` (same text, same lines), ``moved`` (same text,
+other lines), ``changed`` (an edit overlaps the observed lines), ``deleted`` (file or
+definition gone), ``ambiguous`` (several candidates, none can be chosen: the code is then
+left out rather than guessed), ``unreadable``. Only the observed lines are compared, so an
+edit elsewhere in the file never makes a view ``changed``.
+
+Relocation: a symbol unit is found again by its dotted name (several candidates are told
+apart by order, then by similarity to the observed text); a text unit by its exact text
+and neighbours, then by fuzzy similarity (rapidfuzz) above a named threshold.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+from rapidfuzz import fuzz
+
+from fresh_ls.core.model import (
+    LineRange,
+    ObservedUnit,
+    UnitAssessment,
+    View,
+    ViewAssessment,
+    worst,
+)
+from fresh_ls.core.sources import Source
+from fresh_ls.core.symbols import Definition
+from fresh_ls.core.text import split_lines
+
+#: A text unit whose text is gone is found again only above this similarity (0-100,
+#: rapidfuzz ``ratio`` over the unit with its neighbours); below, it counts as deleted.
+TEXT_RELOCATE_MIN_SCORE = 75.0
+#: Two candidates whose scores are this close are a tie: the unit becomes ambiguous.
+TIE_MARGIN = 2.0
+#: A definition whose name vanished is taken as renamed only above this similarity of
+#: its observed lines to one other definition of the same kind.
+RENAME_MIN_SCORE = 90.0
+#: Fuzzy search is skipped for files with more candidate windows than this (exact search
+#: still runs); beyond it a vanished text unit counts as deleted.
+MAX_FUZZY_WINDOWS = 20000
+
+
+def assess_view(
+    view: View, source: Source | None, error_reason: str | None = None
+) -> ViewAssessment:
+    """All units of a view against the current source (None with ``error_reason`` when the
+    file is ``missing`` or ``unreadable``)."""
+    units = [assess_unit(view.path, u, source, error_reason) for u in view.units]
+    status = worst([u.status for u in units])
+    if status == "fresh" and source is not None:
+        # Belt and braces for the one promise that matters most: a view whose observed
+        # lines differ from the disk at the same place is never called fresh.
+        current = "".join(source.lines[view.first_line - 1 : view.last_line])
+        if current != view.observed_text:
+            status = "changed"
+    return ViewAssessment(view, status, units)
+
+
+def assess_unit(
+    path: str, unit: ObservedUnit, source: Source | None, error_reason: str | None = None
+) -> UnitAssessment:
+    if source is None:
+        status = "unreadable" if error_reason == "unreadable" else "deleted"
+        return UnitAssessment(unit, status, None, None)
+    if unit.kind == "file":
+        return _assess_file(path, unit, source)
+    if unit.kind == "symbol":
+        return _assess_symbol(path, unit, source)
+    return _assess_text(path, unit, source)
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def _lines_at(source: Source, first: int, count: int) -> list[str] | None:
+    if first < 1 or first - 1 + count > source.line_count:
+        return None
+    return source.lines[first - 1 : first - 1 + count]
+
+
+def _find_exact(haystack: Sequence[str], needle: Sequence[str], offset: int = 0) -> list[int]:
+    """1-based line numbers (plus ``offset``) where ``needle`` occurs in ``haystack``."""
+    n = len(needle)
+    if n == 0 or n > len(haystack):
+        return []
+    first = needle[0]
+    hits = []
+    for i, line in enumerate(haystack[: len(haystack) - n + 1]):
+        if line == first and list(haystack[i : i + n]) == list(needle):
+            hits.append(offset + i + 1)
+    return hits
+
+
+def _unchanged(status_line: int, unit: ObservedUnit, count: int) -> tuple[str, LineRange]:
+    status = "fresh" if status_line == unit.obs_first else "moved"
+    return status, LineRange(status_line, status_line + count - 1)
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def unified_diff(
+    path: str, obs_first: int, observed: list[str], cur_first: int, current: list[str]
+) -> str:
+    """A unified diff whose headers name the path and both line ranges, and whose hunk
+    numbers are line numbers of the file (difflib counts from the slice's start)."""
+    obs_last = obs_first + len(observed) - 1
+    cur_last = cur_first + len(current) - 1
+    out = [
+        f"--- {path} lines {obs_first}-{obs_last} (observed)\n",
+        f"+++ {path} lines {cur_first}-{cur_last} (current)\n",
+    ]
+    body = difflib.unified_diff(observed, current, n=3, lineterm="")
+    for i, line in enumerate(body):
+        if i < 2:  # difflib's own ---/+++ lines
+            continue
+        m = _HUNK.match(line)
+        if m:
+            a, alen, b, blen = m.group(1), m.group(2), m.group(3), m.group(4)
+            a_n = int(a) + obs_first - 1
+            b_n = int(b) + cur_first - 1
+            line = (
+                f"@@ -{a_n}{',' + alen if alen is not None else ''} "
+                f"+{b_n}{',' + blen if blen is not None else ''} @@"
+            )
+            out.append(line + "\n")
+            continue
+        if not line.endswith("\n"):
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _changed(
+    path: str, unit: ObservedUnit, source: Source, current: LineRange, serve: LineRange | None
+) -> UnitAssessment:
+    observed = split_lines(unit.obs_text)
+    now = source.lines[current.first - 1 : current.last]
+    diff = unified_diff(path, unit.obs_first, observed, current.first, now)
+    return UnitAssessment(unit, "changed", current, serve, diff)
+
+
+def _map_inside(observed: list[str], block: list[str], block_first: int) -> LineRange | None:
+    """Where the observed lines most likely are now inside ``block`` (a definition's current
+    lines), by the first and last lines that still match; None when nothing matches."""
+    if not observed or not block:
+        return None
+    sm = difflib.SequenceMatcher(a=observed, b=block, autojunk=False)
+    blocks = [b for b in sm.get_matching_blocks() if b.size]
+    if not blocks:
+        return None
+    start = blocks[0].b - blocks[0].a
+    end = blocks[-1].b + blocks[-1].size - 1 + (len(observed) - (blocks[-1].a + blocks[-1].size))
+    start = max(0, start)
+    end = min(len(block) - 1, max(start, end))
+    return LineRange(block_first + start, block_first + end)
+
+
+# -- file units --------------------------------------------------------------------------
+
+
+def _assess_file(path: str, unit: ObservedUnit, source: Source) -> UnitAssessment:
+    whole = LineRange(1, source.line_count)
+    observed = split_lines(unit.obs_text)
+    count = len(observed)
+    if count == 0:
+        # An empty observation: fresh while the file stays empty.
+        if source.line_count == 0:
+            return UnitAssessment(unit, "fresh", LineRange(1, 0), whole)
+        return _changed(path, unit, source, whole, whole)
+    if _lines_at(source, unit.obs_first, count) == observed:
+        status, at = _unchanged(unit.obs_first, unit, count)
+        return UnitAssessment(unit, status, at, whole)
+    if unit.obs_first != 1 or unit.obs_last != unit.def_last:
+        hits = _find_exact(source.lines, observed)
+        if len(hits) == 1:
+            status, at = _unchanged(hits[0], unit, count)
+            return UnitAssessment(unit, status, at, whole)
+    if source.line_count == 0:
+        return UnitAssessment(unit, "changed", LineRange(1, 0), whole, _diff_to_empty(path, unit))
+    return _changed(path, unit, source, whole, whole)
+
+
+def _diff_to_empty(path: str, unit: ObservedUnit) -> str:
+    return unified_diff(path, unit.obs_first, split_lines(unit.obs_text), 1, [])
+
+
+# -- symbol units ------------------------------------------------------------------------
+
+
+def _choose_definition(unit: ObservedUnit, source: Source) -> tuple[Definition | None, str]:
+    """The current definition of a symbol unit, or None with ``deleted``/``ambiguous``."""
+    defs = source.definitions or []
+    same = [d for d in defs if d.name == unit.name and d.symbol_kind == unit.symbol_kind]
+    observed = split_lines(unit.obs_text)
+    offset = unit.obs_first - unit.def_first
+    if len(same) == 1:
+        return same[0], ""
+    if len(same) > 1:
+        # Exact text at the observed offset singles one out.
+        exact = [
+            d for d in same if _lines_at(source, d.first_line + offset, len(observed)) == observed
+        ]
+        if len(exact) == 1:
+            return exact[0], ""
+        # Same number of same-named definitions as when observed: order still holds.
+        if len(same) == unit.same_name_count and unit.ordinal < len(same):
+            return same[unit.ordinal], ""
+        return _best_by_similarity(unit, source, same, TIE_MARGIN, 0.0)
+    # The name is gone: renamed, if one other definition of the kind is clearly it.
+    kin = [d for d in defs if d.symbol_kind == unit.symbol_kind]
+    if not kin or not unit.obs_text.strip():
+        return None, "deleted"
+    best, _ = _best_by_similarity(unit, source, kin, TIE_MARGIN, RENAME_MIN_SCORE)
+    return (best, "") if best is not None else (None, "deleted")
+
+
+def _best_by_similarity(
+    unit: ObservedUnit, source: Source, candidates: list[Definition], margin: float, floor: float
+) -> tuple[Definition | None, str]:
+    scored = []
+    for d in candidates:
+        text = "".join(source.lines[d.first_line - 1 : d.last_line])
+        scored.append((fuzz.ratio(unit.obs_text, text[: max(len(unit.obs_text) * 2, 1)]), d))
+    scored.sort(key=lambda s: -s[0])
+    if not scored or scored[0][0] < floor:
+        return None, "deleted"
+    if len(scored) > 1 and scored[0][0] - scored[1][0] < margin:
+        return None, "ambiguous"
+    return scored[0][1], ""
+
+
+def _assess_symbol(path: str, unit: ObservedUnit, source: Source) -> UnitAssessment:
+    d, reason = _choose_definition(unit, source)
+    if d is None:
+        return UnitAssessment(unit, reason, None, None)
+    extent = LineRange(d.first_line, d.last_line)
+    observed = split_lines(unit.obs_text)
+    count = len(observed)
+    offset = unit.obs_first - unit.def_first
+    if _lines_at(source, d.first_line + offset, count) == observed:
+        status, at = _unchanged(d.first_line + offset, unit, count)
+        return UnitAssessment(unit, status, at, extent)
+    block = source.lines[d.first_line - 1 : d.last_line]
+    hits = _find_exact(block, observed, d.first_line - 1)
+    if hits:
+        nearest = min(hits, key=lambda h: abs(h - unit.obs_first))
+        status, at = _unchanged(nearest, unit, count)
+        return UnitAssessment(unit, status, at, extent)
+    current = _map_inside(observed, block, d.first_line) or _same_offset(
+        d.first_line + offset, count, extent
+    )
+    return _changed(path, unit, source, current, extent)
+
+
+def _same_offset(first: int, count: int, extent: LineRange) -> LineRange:
+    """Nothing of the observed lines survived: they are now where they were relative to the
+    definition's start, clipped to the definition (its whole extent when outside it)."""
+    last = min(first + count - 1, extent.last)
+    if first < extent.first or first > extent.last:
+        return extent
+    return LineRange(first, last)
+
+
+# -- text units --------------------------------------------------------------------------
+
+
+def _assess_text(path: str, unit: ObservedUnit, source: Source) -> UnitAssessment:
+    observed = split_lines(unit.obs_text)
+    count = len(observed)
+    if _lines_at(source, unit.obs_first, count) == observed:
+        status, at = _unchanged(unit.obs_first, unit, count)
+        return UnitAssessment(unit, status, at, at)
+    hits = _find_exact(source.lines, observed)
+    if len(hits) == 1:
+        status, at = _unchanged(hits[0], unit, count)
+        return UnitAssessment(unit, status, at, at)
+    if len(hits) > 1:
+        chosen = _by_context(unit, source, hits, count)
+        if chosen is None:
+            return UnitAssessment(unit, "ambiguous", None, None)
+        status, at = _unchanged(chosen, unit, count)
+        return UnitAssessment(unit, status, at, at)
+    found, reason = _fuzzy_window(unit, source, count)
+    if found is None:
+        return UnitAssessment(unit, reason, None, None)
+    return _changed(path, unit, source, found, found)
+
+
+def _by_context(unit: ObservedUnit, source: Source, hits: list[int], count: int) -> int | None:
+    """Among exact occurrences, the one whose neighbours match the observed neighbours best."""
+    before = split_lines(unit.context_before)
+    after = split_lines(unit.context_after)
+
+    def score(at: int) -> int:
+        s = 0
+        for k, line in enumerate(reversed(before), start=1):
+            if at - k >= 1 and source.lines[at - k - 1] == line:
+                s += 1
+        for k, line in enumerate(after):
+            idx = at + count - 1 + k
+            if idx < source.line_count and source.lines[idx] == line:
+                s += 1
+        return s
+
+    scored = sorted(((score(h), h) for h in hits), reverse=True)
+    if scored[0][0] == scored[1][0]:
+        return None
+    return scored[0][1]
+
+
+def _fuzzy_window(unit: ObservedUnit, source: Source, count: int) -> tuple[LineRange | None, str]:
+    """The window of ``count`` lines most like the observed text with its neighbours."""
+    n = source.line_count
+    if n == 0 or count == 0:
+        return None, "deleted"
+    size = min(count, n)
+    windows = n - size + 1
+    if windows > MAX_FUZZY_WINDOWS:
+        return None, "deleted"
+    before, after = unit.context_before, unit.context_after
+    nb, na = len(split_lines(before)), len(split_lines(after))
+    target = before + unit.obs_text + after
+    scores: list[tuple[float, int]] = []
+    for i in range(windows):
+        lo = max(0, i - nb)
+        hi = min(n, i + size + na)
+        candidate = "".join(source.lines[lo:hi])
+        scores.append((fuzz.ratio(target, candidate), i + 1))
+    scores.sort(key=lambda s: (-s[0], abs(s[1] - unit.obs_first)))
+    best_score, best_at = scores[0]
+    if best_score < TEXT_RELOCATE_MIN_SCORE:
+        return None, "deleted"
+    if (
+        len(scores) > 1
+        and best_score - scores[1][0] < TIE_MARGIN
+        and abs(scores[1][1] - best_at) > size
+    ):
+        return None, "ambiguous"
+    return LineRange(best_at, best_at + size - 1), ""

@@ -1,0 +1,462 @@
+"""The engine: one per root, shared by every connection.
+
+It owns the current sources (checked against the disk on every request), the views of
+every session (in memory, written through to the store before an ``observe`` is
+acknowledged), the plans that ``fresh/commit`` checks, the editor buffers that only set
+``editorDirty``, and who changed what. The rules themselves live in ``fresh_ls.core``; the
+engine only gathers their inputs and shapes their outputs for the wire (``fresh_ls.wire``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fresh_ls import __version__, wire
+from fresh_ls.core import projection as proj
+from fresh_ls.core.anchors import anchor_view
+from fresh_ls.core.model import LineRange, UnitAssessment, View, ViewAssessment
+from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
+from fresh_ls.core.sources import Source, SourceError, SourceTable
+from fresh_ls.core.staleness import assess_view
+from fresh_ls.core.text import sha256_text, split_lines
+from fresh_ls.errors import FileUnreadable, InvalidParams, OutsideRoot, UnknownId
+from fresh_ls.store import ViewStore
+
+#: Plans kept per session at least, and how long each is kept at least (the contract's floor).
+PLANS_KEPT = 16
+PLAN_TTL_S = 30 * 60
+#: How long a ``fresh/didWrite`` or an editor save claims the next change of its file.
+CLAIM_WINDOW_S = 10.0
+#: How many recent changes are remembered per file for ``changedBy``.
+CHANGES_KEPT = 32
+
+Notify = Callable[[dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class Change:
+    """A change the engine saw: who made it and which lines (in the new text) it touched."""
+
+    who: str  # "session:<id>" | "editor" | "outside"
+    at: float
+    first: int
+    last: int
+    sha_after: str | None
+
+
+@dataclass(slots=True)
+class Plan:
+    plan_id: str
+    session: str
+    created: float
+    entries: list[tuple[str, int, int, str]]  # path, first, last, sha256
+
+
+@dataclass(slots=True)
+class _Claim:
+    who: str
+    at: float
+
+
+@dataclass
+class Engine:
+    root: Path
+    state_dir: Path
+    store: ViewStore
+    sources: SourceTable = field(init=False)
+    views: dict[str, dict[str, View]] = field(default_factory=dict)
+    plans: OrderedDict[str, Plan] = field(default_factory=OrderedDict)
+    watching: bool = False
+    listeners: list[Notify] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.sources = SourceTable(self.root)
+        self._seq = 0
+        self._assessed: dict[tuple[str, str], tuple[str, int, ViewAssessment]] = {}
+        self._last_status: dict[tuple[str, str], str] = {}
+        self._changes: dict[str, list[Change]] = {}
+        self._claims: dict[str, _Claim] = {}
+        self._buffers: dict[tuple[str, str], str] = {}
+        self._known_sha: dict[str, str | None] = {}
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, root: Path, state_dir: Path) -> Engine:
+        store = await ViewStore.open(state_dir / "views.sqlite3")
+        engine = cls(root=root, state_dir=state_dir, store=store)
+        for view in await store.load_views():
+            engine.views.setdefault(view.session, {})[view.view_id] = view
+            engine._seq = max(engine._seq, view.seq)
+        for session, views in engine.views.items():
+            for view in views.values():
+                engine._last_status[(session, view.view_id)] = engine._assess(view).status
+        return engine
+
+    async def close(self) -> None:
+        await self.store.close()
+
+    # -- sources --------------------------------------------------------------------------
+
+    def resolve(self, path: str, field_name: str = "path") -> str:
+        try:
+            rel, _ = resolve_in_root(self.root, path)
+        except PathOutsideRoot as exc:
+            raise OutsideRoot(f"{field_name}: {exc}") from None
+        return rel
+
+    def current(self, rel: str) -> Source:
+        """The file as the disk holds it now; records who changed it when it changed."""
+        before = self.sources.peek(rel)
+        try:
+            source = self.sources.get(rel)
+        except SourceError:
+            if self._known_sha.get(rel) is not None:
+                self._record_change(rel, None, None)
+            self._known_sha[rel] = None
+            raise
+        known = self._known_sha.get(rel, source.sha256)
+        if known != source.sha256:
+            self._record_change(rel, before, source)
+        self._known_sha[rel] = source.sha256
+        return source
+
+    def _current_or_none(self, rel: str) -> tuple[Source | None, str | None]:
+        try:
+            return self.current(rel), None
+        except SourceError as exc:
+            return None, exc.reason
+
+    def _record_change(self, rel: str, before: Source | None, after: Source | None) -> None:
+        now = time.time()
+        claim = self._claims.pop(rel, None)
+        who = claim.who if claim is not None and now - claim.at <= CLAIM_WINDOW_S else "outside"
+        first, last = _changed_lines(before, after)
+        changes = self._changes.setdefault(rel, [])
+        changes.append(Change(who, now, first, last, after.sha256 if after else None))
+        del changes[:-CHANGES_KEPT]
+
+    def claim(self, rel: str, who: str) -> None:
+        """``who`` wrote ``rel``: attribute the change to them, whether the watcher saw it
+        first (then it is the last change, recorded as ``outside``) or not (then it is
+        the next change, recorded when the disk is read right here)."""
+        now = time.time()
+        self._claims[rel] = _Claim(who, now)
+        self._current_or_none(rel)  # an unseen change is recorded now, with the claim
+        if rel not in self._claims:
+            return
+        changes = self._changes.get(rel)
+        last = changes[-1] if changes else None
+        if (
+            last is not None
+            and last.who == "outside"
+            and now - last.at <= CLAIM_WINDOW_S
+            and last.sha_after == self._known_sha.get(rel)
+        ):
+            last.who = who
+            del self._claims[rel]
+
+    # -- assessment -----------------------------------------------------------------------
+
+    def _assess(self, view: View) -> ViewAssessment:
+        source, reason = self._current_or_none(view.path)
+        sha = source.sha256 if source is not None else f"!{reason}"
+        key = (view.session, view.view_id)
+        cached = self._assessed.get(key)
+        if cached is not None and cached[0] == sha and cached[1] == view.seq:
+            return cached[2]
+        assessment = assess_view(view, source, reason)
+        self._assessed[key] = (sha, view.seq, assessment)
+        return assessment
+
+    def _session_views(self, session: str, view_ids: list[str] | None) -> list[View]:
+        views = self.views.get(session, {})
+        if view_ids is None:
+            return sorted(views.values(), key=lambda v: v.seq)
+        unknown = [v for v in view_ids if v not in views]
+        if unknown:
+            raise UnknownId(
+                f"viewIds: unknown view id(s) {', '.join(map(repr, unknown))} in session "
+                f"{session!r}; observe them first or drop them from viewIds"
+            )
+        return [views[v] for v in view_ids]
+
+    def editor_dirty(self, rel: str) -> bool:
+        texts = [t for (_, p), t in self._buffers.items() if p == rel]
+        if not texts:
+            return False
+        source, _ = self._current_or_none(rel)
+        disk = source.text if source is not None else None
+        return any(t != disk for t in texts)
+
+    def changed_by(self, session: str, view: View, ua: UnitAssessment) -> str | None:
+        changes = [c for c in self._changes.get(view.path, []) if c.at >= view.observed_at]
+        if not changes:
+            return None
+        at = ua.current or LineRange(ua.unit.obs_first, ua.unit.obs_last)
+        overlapping = [c for c in changes if c.first <= at.last + 1 and at.first <= c.last + 1]
+        change = (overlapping or changes)[-1]
+        if change.who == f"session:{session}":
+            return "self"
+        return change.who
+
+    # -- requests -------------------------------------------------------------------------
+
+    async def observe(
+        self,
+        session: str,
+        path: str,
+        view_id: str | None = None,
+        first_line: int | None = None,
+        last_line: int | None = None,
+        text: str | None = None,
+        kind: str = "read",
+    ) -> dict[str, Any]:
+        rel = self.resolve(path)
+        try:
+            source = self.current(rel)
+        except SourceError as exc:
+            raise FileUnreadable(f"path: {exc.message}") from None
+        n = source.line_count
+        given = split_lines(text) if text is not None else None
+        first, last, whole = _range(first_line, last_line, n, given)
+        observed = _observed_lines(source, first, last, given)
+        units = anchor_view(rel, source, first, last, observed, whole)
+        self._seq += 1
+        view = View(
+            session=session,
+            view_id=view_id or f"v-{uuid.uuid4().hex[:12]}",
+            path=rel,
+            first_line=first,
+            last_line=last,
+            kind="editResult" if kind == "editResult" else "read",
+            seq=self._seq,
+            observed_text="".join(observed),
+            observed_sha256=sha256_text("".join(observed)),
+            units=units,
+            observed_at=time.time(),
+        )
+        await self.store.put_view(view)
+        self.views.setdefault(session, {})[view.view_id] = view
+        assessment = self._assess(view)
+        self._last_status[(session, view.view_id)] = assessment.status
+        return wire.observe_result(view, assessment)
+
+    def stale(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
+        out = []
+        for view in self._session_views(session, view_ids):
+            a = self._assess(view)
+            dirty = self.editor_dirty(view.path)
+            who = [self.changed_by(session, view, ua) for ua in a.units]
+            out.append(wire.stale_view(a, dirty, who))
+        return {"views": out}
+
+    def project(
+        self,
+        session: str,
+        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
+        policy: str = "stale",
+        view_ids: list[str] | None = None,
+    ) -> dict[str, Any]:
+        views = self._session_views(session, view_ids)
+        assessments = [self._assess(v) for v in views]
+        sources: dict[str, Source] = {}
+        for v in views:
+            if v.path not in sources:
+                src, _ = self._current_or_none(v.path)
+                if src is not None:
+                    sources[v.path] = src
+        dirty = frozenset(p for p in sources if self.editor_dirty(p))
+        projection = proj.plan(assessments, sources, budget_bytes, policy, dirty)
+        plan = Plan(
+            plan_id=f"p-{uuid.uuid4().hex[:12]}",
+            session=session,
+            created=time.time(),
+            entries=[(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
+        )
+        self._keep_plan(plan)
+        return wire.project_result(plan.plan_id, projection)
+
+    def _keep_plan(self, plan: Plan) -> None:
+        self.plans[plan.plan_id] = plan
+        now = time.time()
+        per_session: dict[str, int] = {}
+        for pid in reversed(list(self.plans)):
+            p = self.plans[pid]
+            per_session[p.session] = per_session.get(p.session, 0) + 1
+            if per_session[p.session] > PLANS_KEPT and now - p.created > PLAN_TTL_S:
+                del self.plans[pid]
+
+    def commit(self, plan_id: str) -> dict[str, Any]:
+        plan = self.plans.get(plan_id)
+        if plan is None:
+            raise UnknownId(
+                f"planId: unknown or expired plan {plan_id!r}; call fresh/project again"
+            )
+        changed: list[str] = []
+        for path, first, last, sha in plan.entries:
+            source, _ = self._current_or_none(path)
+            now = "".join(source.lines[first - 1 : last]) if source is not None else None
+            if (now is None or sha256_text(now) != sha) and path not in changed:
+                changed.append(path)
+        return {"ok": not changed, "changed": sorted(changed)}
+
+    async def forget(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
+        views = self.views.get(session, {})
+        ids = list(views) if view_ids is None else [v for v in view_ids if v in views]
+        if not ids:
+            return {"forgotten": 0}
+        await self.store.delete_views(session, ids)
+        for v in ids:
+            views.pop(v, None)
+            self._assessed.pop((session, v), None)
+            self._last_status.pop((session, v), None)
+        if not views:
+            self.views.pop(session, None)
+        return {"forgotten": len(ids)}
+
+    def status(self) -> dict[str, Any]:
+        sessions = []
+        for session in sorted(self.views):
+            views = self.views[session].values()
+            stale = sum(1 for v in views if self._assess(v).status != "fresh")
+            sessions.append({"session": session, "views": len(self.views[session]), "stale": stale})
+        return {
+            "version": __version__,
+            "root": str(self.root),
+            "sessions": sessions,
+            "sources": len(self.sources),
+            "watching": self.watching,
+            "stateDir": str(self.state_dir),
+            "plans": len(self.plans),
+        }
+
+    # -- notifications in -----------------------------------------------------------------
+
+    def did_write(self, session: str | None, path: str) -> None:
+        rel = self.resolve(path)
+        if session:
+            self.claim(rel, f"session:{session}")
+        self.sync([rel])
+
+    def editor_update(self, conn: str, path: str, text: str) -> None:
+        """An editor buffer changed (open or edit): parse it incrementally so the tree for
+        the text it will save is ready, and remember it for ``editorDirty``."""
+        try:
+            rel = self.resolve(path)
+        except OutsideRoot:
+            return
+        self._buffers[(conn, rel)] = text
+        data = text.encode("utf-8")
+        self.sources.index.definitions(rel, data, sha256_text(text))
+        self.sync([rel])
+
+    def editor_saved(self, conn: str, path: str) -> None:
+        try:
+            rel = self.resolve(path)
+        except OutsideRoot:
+            return
+        self.claim(rel, "editor")
+        self.sync([rel])
+
+    def editor_closed(self, conn: str, path: str) -> None:
+        try:
+            rel = self.resolve(path)
+        except OutsideRoot:
+            return
+        self._buffers.pop((conn, rel), None)
+        self.sync([rel])
+
+    def connection_closed(self, conn: str) -> None:
+        for key in [k for k in self._buffers if k[0] == conn]:
+            del self._buffers[key]
+
+    def sync(self, rels: list[str]) -> None:
+        """Re-check these files now and tell listeners about views whose status moved."""
+        for rel in rels:
+            self._current_or_none(rel)
+            by_session: dict[str, list[str]] = {}
+            for session, views in self.views.items():
+                for view in views.values():
+                    if view.path != rel:
+                        continue
+                    status = self._assess(view).status
+                    key = (session, view.view_id)
+                    if self._last_status.get(key) != status:
+                        self._last_status[key] = status
+                        by_session.setdefault(session, []).append(view.view_id)
+            for session, ids in by_session.items():
+                self._emit({"session": session, "viewIds": sorted(ids), "path": rel})
+
+    def _emit(self, payload: dict[str, Any]) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener(payload)
+            except Exception:  # a dead connection must not stop the others hearing it
+                continue
+
+    def watched_paths(self) -> set[str]:
+        return {v.path for views in self.views.values() for v in views.values()}
+
+
+def _range(
+    first_line: int | None, last_line: int | None, n: int, given: list[str] | None
+) -> tuple[int, int, bool]:
+    """Resolve the observed range per the contract; (first, last, is_whole_file)."""
+    if first_line is None and last_line is None:
+        return 1, n, True
+    first = 1 if first_line is None else first_line
+    last = last_line if last_line is not None else (first + len(given) - 1 if given else n)
+    if first < 1:
+        raise InvalidParams(f"firstLine: must be 1 or more, got {first}")
+    if n == 0 and first == 1 and last <= 0:
+        return 1, 0, True
+    if last < first:
+        raise InvalidParams(f"lastLine: {last} is before firstLine {first}")
+    if first > n:
+        raise InvalidParams(
+            f"firstLine: {first} is past the end of the file ({n} lines); "
+            "observe a range inside the file"
+        )
+    last = min(last, n)
+    return first, last, first == 1 and last == n
+
+
+def _observed_lines(source: Source, first: int, last: int, given: list[str] | None) -> list[str]:
+    """What the agent saw for ``first..last``: the given text aligned to the range (the
+    final newline that tools strip is restored), else the current lines."""
+    current = source.lines[first - 1 : last]
+    if given is None:
+        return list(current)
+    count = last - first + 1
+    seen = list(given[:count]) + [""] * max(0, count - len(given))
+    if seen and current:
+        tail, disk = seen[-1], current[-1]
+        if tail and not tail.endswith("\n") and disk.endswith("\n"):
+            seen[-1] = tail + (
+                "\r\n" if disk.endswith("\r\n") and not tail.endswith("\r") else "\n"
+            )
+        elif tail.endswith("\n") and not disk.endswith("\n") and tail[:-1] == disk:
+            seen[-1] = disk
+    return seen
+
+
+def _changed_lines(before: Source | None, after: Source | None) -> tuple[int, int]:
+    """The line span of ``after`` that differs from ``before`` (common prefix/suffix)."""
+    if after is None or before is None:
+        return 1, max(1, after.line_count if after else 1)
+    a, b = before.lines, after.lines
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    return start + 1, max(start + 1, end_b)

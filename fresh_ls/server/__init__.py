@@ -1,0 +1,1 @@
+"""The thin LSP layer: transport, typed params, handlers that call the engine."""

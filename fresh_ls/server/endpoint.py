@@ -1,0 +1,128 @@
+"""One server per root: the lock, the endpoint file, and the listening address.
+
+The lock is an ``flock`` on ``<state>/server.lock``: the kernel drops it when the process
+dies, even by SIGKILL, so a lock file left behind never blocks a restart. ``endpoint.json``
+is written (mode 0600, atomically) only once the endpoint accepts connections, and a
+stale one from a killed server is replaced on the next start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENDPOINT_FILE = "endpoint.json"
+LOCK_FILE = "server.lock"
+SOCKET_FILE = "fresh-ls.sock"
+#: Unix socket paths longer than this do not fit in ``sockaddr_un`` on Linux (108 bytes).
+MAX_SOCKET_PATH = 100
+
+
+class AlreadyRunning(RuntimeError):
+    def __init__(self, endpoint: dict[str, Any] | None, state_dir: Path) -> None:
+        self.endpoint = endpoint
+        where = endpoint.get("address") if endpoint else "an endpoint not yet written"
+        pid = endpoint.get("pid") if endpoint else "unknown"
+        super().__init__(
+            f"a fresh-ls server already runs for this root (pid {pid}) at {where}; "
+            f"attach to it through {state_dir / ENDPOINT_FILE}, or stop it first"
+        )
+
+
+@dataclass
+class RootLock:
+    path: Path
+    fd: int
+
+    @classmethod
+    def acquire(cls, state_dir: Path) -> RootLock:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        path = state_dir / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise AlreadyRunning(read_endpoint(state_dir), state_dir) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        # A server killed before it could clean up left its endpoint behind: it is stale.
+        with contextlib.suppress(FileNotFoundError):
+            (state_dir / ENDPOINT_FILE).unlink()
+        return cls(path, fd)
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+
+
+def read_endpoint(state_dir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((state_dir / ENDPOINT_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_endpoint(state_dir: Path, address: str, token: str) -> Path:
+    path = state_dir / ENDPOINT_FILE
+    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".endpoint-")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump({"address": address, "token": token, "pid": os.getpid()}, f)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def remove_endpoint(state_dir: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        (state_dir / ENDPOINT_FILE).unlink()
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def default_socket_path(state_dir: Path) -> Path:
+    path = state_dir / SOCKET_FILE
+    if len(str(path)) <= MAX_SOCKET_PATH:
+        return path
+    digest = hashlib.sha256(str(state_dir).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"fresh-ls-{digest}.sock"
+
+
+@dataclass(frozen=True)
+class ListenAddress:
+    kind: str  # "unix" | "tcp"
+    path: Path | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+
+    @staticmethod
+    def parse(text: str | None, state_dir: Path) -> ListenAddress:
+        if not text:
+            return ListenAddress("unix", default_socket_path(state_dir))
+        if text.startswith("unix:"):
+            return ListenAddress("unix", Path(text[5:]).absolute())
+        if text.startswith("tcp:"):
+            host, _, port = text[4:].rpartition(":")
+            if host not in ("127.0.0.1", "localhost", "::1", "[::1]") or not port.isdigit():
+                raise ValueError(
+                    f"--listen {text}: use tcp:127.0.0.1:PORT (loopback only; port 0 picks one)"
+                )
+            return ListenAddress("tcp", host=host.strip("[]"), port=int(port))
+        raise ValueError(f"--listen {text}: expected unix:PATH or tcp:127.0.0.1:PORT")

@@ -1,0 +1,151 @@
+"""Durable views: one repository class over aiosqlite.
+
+A view is acknowledged only after its row is committed, with WAL and ``synchronous=FULL``,
+so a server killed at any moment (SIGKILL included) and started again serves every view it
+acknowledged. The schema is versioned with ``PRAGMA user_version``; each migration is a
+list of statements applied in order inside one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from fresh_ls.core.model import ObservedUnit, View
+
+MIGRATIONS: list[list[str]] = [
+    # 1: views of sessions, with their observed units as JSON
+    [
+        """
+        CREATE TABLE views (
+            session         TEXT NOT NULL,
+            view_id         TEXT NOT NULL,
+            path            TEXT NOT NULL,
+            first_line      INTEGER NOT NULL,
+            last_line       INTEGER NOT NULL,
+            kind            TEXT NOT NULL,
+            seq             INTEGER NOT NULL,
+            observed_text   TEXT NOT NULL,
+            observed_sha256 TEXT NOT NULL,
+            units_json      TEXT NOT NULL,
+            observed_at     REAL NOT NULL,
+            PRIMARY KEY (session, view_id)
+        )
+        """,
+        "CREATE INDEX views_by_path ON views (path)",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(RuntimeError):
+    """The database cannot be used (newer schema, corrupt file); says what to do."""
+
+
+class ViewStore:
+    """All persistence of the sidecar goes through this class."""
+
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        self._db = db
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: Path) -> ViewStore:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = await aiosqlite.connect(path, isolation_level=None)
+        store = cls(db, path)
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=FULL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await store._migrate()
+        except Exception:
+            await db.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def _migrate(self) -> None:
+        async with self._db.execute("PRAGMA user_version") as cur:
+            row = await cur.fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}, newer than this fresh-ls "
+                f"understands ({SCHEMA_VERSION}); upgrade fresh-ls or use another --state-dir"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[number]:
+                    await self._db.execute(statement)
+                await self._db.execute(f"PRAGMA user_version={number + 1}")
+                await self._db.execute("COMMIT")
+            except Exception:
+                await self._db.execute("ROLLBACK")
+                raise
+
+    async def put_view(self, view: View) -> None:
+        """Insert or replace a view; returns once it is committed to disk."""
+        await self._db.execute(
+            """
+            INSERT OR REPLACE INTO views (session, view_id, path, first_line, last_line, kind,
+                seq, observed_text, observed_sha256, units_json, observed_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            (
+                view.session,
+                view.view_id,
+                view.path,
+                view.first_line,
+                view.last_line,
+                view.kind,
+                view.seq,
+                view.observed_text,
+                view.observed_sha256,
+                json.dumps([u.to_json() for u in view.units]),
+                view.observed_at,
+            ),
+        )
+
+    async def delete_views(self, session: str, view_ids: list[str] | None) -> int:
+        if view_ids is None:
+            cur = await self._db.execute("DELETE FROM views WHERE session = ?", (session,))
+        else:
+            marks = ",".join("?" for _ in view_ids)
+            cur = await self._db.execute(
+                f"DELETE FROM views WHERE session = ? AND view_id IN ({marks})",
+                (session, *view_ids),
+            )
+        return cur.rowcount or 0
+
+    async def load_views(self) -> list[View]:
+        async with self._db.execute(
+            "SELECT session, view_id, path, first_line, last_line, kind, seq, observed_text,"
+            " observed_sha256, units_json, observed_at FROM views ORDER BY seq"
+        ) as cur:
+            rows = await cur.fetchall()
+        return [_row_to_view(r) for r in rows]
+
+
+def _row_to_view(r: Any) -> View:
+    units = [ObservedUnit.from_json(u) for u in json.loads(r[9])]
+    return View(
+        session=r[0],
+        view_id=r[1],
+        path=r[2],
+        first_line=r[3],
+        last_line=r[4],
+        kind=r[5],
+        seq=r[6],
+        observed_text=r[7],
+        observed_sha256=r[8],
+        units=units,
+        observed_at=r[10],
+    )
