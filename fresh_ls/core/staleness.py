@@ -297,13 +297,14 @@ def _by_context(unit: ObservedUnit, source: Source, hits: list[int], count: int)
     after = split_lines(unit.context_after)
 
     def score(at: int) -> int:
+        # Blank neighbours are everywhere: only lines with code count as evidence.
         s = 0
         for k, line in enumerate(reversed(before), start=1):
-            if at - k >= 1 and source.lines[at - k - 1] == line:
+            if line.strip() and at - k >= 1 and source.lines[at - k - 1] == line:
                 s += 1
         for k, line in enumerate(after):
             idx = at + count - 1 + k
-            if idx < source.line_count and source.lines[idx] == line:
+            if line.strip() and idx < source.line_count and source.lines[idx] == line:
                 s += 1
         return s
 

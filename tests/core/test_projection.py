@@ -1,0 +1,137 @@
+"""Projection rules on plain strings: selection, containment, budget, rendering, markers."""
+
+from __future__ import annotations
+
+import re
+
+from fresh_ls.core.anchors import anchor_view
+from fresh_ls.core.model import View
+from fresh_ls.core.projection import plan
+from fresh_ls.core.sources import Source
+from fresh_ls.core.staleness import assess_view
+
+CART = """RATE = 10
+
+
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def total(self, quantity):
+        subtotal = quantity * RATE
+        return subtotal
+
+
+def helper():
+    return 1
+"""
+EDITED = CART.replace("* RATE", "* RATE * 2").replace("return 1", "return 2")
+
+
+def view(
+    view_id: str, seq: int, first: int, last: int, text: str = CART, path: str = "cart.py"
+) -> View:
+    source = Source.from_text(path, text)
+    n = source.line_count
+    observed = source.lines[first - 1 : last]
+    units = anchor_view(path, source, first, last, observed, first == 1 and last == n)
+    return View("s", view_id, path, first, last, "read", seq, "".join(observed), "", units)
+
+
+def project(views: list[View], now: str = EDITED, **kw: object):  # type: ignore[no-untyped-def]
+    source = Source.from_text("cart.py", now)
+    return plan([assess_view(v, source) for v in views], {"cart.py": source}, **kw)  # type: ignore[arg-type]
+
+
+def parse_rendered(rendered: str) -> list[tuple[str, str]]:
+    """Frame entries by their header's byte count, as a model-side reader would."""
+    data = rendered.encode()
+    out = []
+    pos = data.index(b"\n") + 1  # preamble
+    while pos < len(data):
+        end = data.index(b"\n", pos)
+        header = data[pos:end].decode()
+        size = int(re.search(r"\((\d+) lines?, (\d+) bytes\)", header).group(2))  # type: ignore[union-attr]
+        body = data[end + 1 : end + 1 + size]
+        pos = end + 1 + size
+        if not body.endswith(b"\n"):
+            pos += 1
+        out.append((header, body.decode()))
+    return out
+
+
+def test_entries_are_exactly_the_current_lines() -> None:
+    p = project([view("a", 1, 9, 9), view("b", 2, 14, 14)])
+    lines = EDITED.splitlines(keepends=True)
+    assert p.entries
+    for e in p.entries:
+        assert e.text == "".join(lines[e.first_line - 1 : e.last_line])
+    assert p.used_bytes == len(p.rendered.encode()) <= p.budget_bytes
+    framed = parse_rendered(p.rendered)
+    assert [body for _, body in framed] == [e.text for e in p.entries]
+
+
+def test_fresh_views_are_not_replaced_under_policy_stale_but_are_under_all() -> None:
+    fresh = view("f", 1, 5, 6)  # __init__, untouched
+    assert project([fresh]).entries == []
+    assert project([fresh]).rendered == ""
+    p = project([fresh], policy="all")
+    assert [e.name for e in p.entries] == ["Cart.__init__"]
+    assert [m.view_id for m in p.markers] == ["f"]
+
+
+def test_contained_unit_is_not_repeated_and_the_file_absorbs_it() -> None:
+    p = project([view("whole", 1, 1, 14), view("one", 2, 9, 9)])
+    assert len(p.entries) == 1
+    assert p.entries[0].kind == "file"
+    assert p.entries[0].view_ids == ["one", "whole"]
+    label = p.entries[0].label
+    assert all(f"[{label}]" in m.text for m in p.markers)
+
+
+def test_most_recent_first_and_never_cut() -> None:
+    older = view("older", 1, 9, 9)  # Cart.total, changed
+    newer = view("newer", 2, 14, 14)  # helper, changed
+    full = project([older, newer])
+    sizes = {e.name: e.cost() for e in full.entries}
+    budget = len(full.rendered.encode()) - sizes["Cart.total"] + 1  # room for helper only
+    p = project([older, newer], budget_bytes=budget)
+    assert [e.name for e in p.entries] == ["helper"]
+    assert [(o.name, o.reason) for o in p.omitted] == [("Cart.total", "over-budget")]
+    assert p.omitted[0].bytes == len(full.entries[0].text.encode())
+    assert p.used_bytes <= budget
+
+
+def test_whole_file_that_does_not_fit_falls_back_to_pieces() -> None:
+    full = project([view("whole", 1, 1, 14)])
+    p = project([view("whole", 1, 1, 14)], budget_bytes=full.used_bytes - 1)
+    assert p.entries and all(e.kind != "file" for e in p.entries)
+    assert p.used_bytes <= full.used_bytes - 1
+    served = {(e.first_line, e.last_line) for e in p.entries}
+    assert (8, 10) not in served or any(e.name == "Cart" for e in p.entries)
+
+
+def test_rendering_and_markers_are_byte_identical_when_nothing_changed() -> None:
+    views = [view("a", 1, 9, 9), view("b", 2, 1, 1), view("c", 3, 13, 14)]
+    one, two = project(views), project(views)
+    assert one.rendered == two.rendered
+    assert [m.text for m in one.markers] == [m.text for m in two.markers]
+
+
+def test_markers_survive_moves_unchanged_and_name_no_status() -> None:
+    views = [view("a", 1, 9, 9)]
+    first = project(views)
+    moved = project(views, now="# new header\n\n" + EDITED)
+    assert [m.text for m in first.markers] == [m.text for m in moved.markers]
+    text = first.markers[0].text.removeprefix("[fresh-ls]")
+    assert "a showed cart.py lines 9-9" in text
+    for word in ("fresh", "moved", "changed", "stale"):
+        assert word not in text
+
+
+def test_deleted_unit_is_omitted_with_reason() -> None:
+    gone = EDITED.replace("def helper():\n    return 2\n", "")
+    p = project([view("h", 1, 14, 14)], now=gone)
+    assert p.entries == []
+    assert [(o.name, o.reason) for o in p.omitted] == [("helper", "deleted")]
+    assert "deleted" in p.markers[0].text and "again" in p.markers[0].text
