@@ -103,6 +103,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="fresh-ls %(levelname)s %(name)s: %(message)s",
     )
+    if logging.getLogger().level > logging.DEBUG:
+        # pygls logs every error answer with a traceback; ours are answers, not faults,
+        # and real faults are logged by FreshServer.report_server_error.
+        logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     root: Path = args.root or _root(".")
     state_dir = Path(args.state_dir).resolve() if args.state_dir else root / ".fresh-ls"
     if not args.stdio and args.listen is None:

@@ -145,6 +145,9 @@ class _Requests:
     def status(self) -> Any:
         return self._call("fresh/status", {})
 
+    def view_text(self, session: str, view_id: str) -> Any:
+        return self._call("fresh/viewText", {"session": session, "viewId": view_id})
+
 
 class SyncClient(_Requests):
     """A blocking client; notifications from the server are kept in ``notifications``."""

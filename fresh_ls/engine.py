@@ -321,6 +321,19 @@ class Engine:
             self.views.pop(session, None)
         return {"forgotten": len(ids)}
 
+    def view_text(self, session: str, view_id: str) -> dict[str, Any]:
+        """What a view showed (an addition to the contract: editors diff it against the disk)."""
+        view = self._session_views(session, [view_id])[0]
+        return {
+            "viewId": view.view_id,
+            "path": view.path,
+            "kind": view.kind,
+            "firstLine": view.first_line,
+            "lastLine": view.last_line,
+            "text": view.observed_text,
+            "sha256": view.observed_sha256,
+        }
+
     def status(self) -> dict[str, Any]:
         sessions = []
         for session in sorted(self.views):

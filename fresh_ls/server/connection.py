@@ -125,6 +125,13 @@ class FreshServer(LanguageServer):
         self.conn = conn
         register_features(self)
 
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Errors the contract defines are answers, not faults: log only the rest."""
+        code = getattr(error, "code", None)
+        if isinstance(error, JsonRpcException) and code is not None and code > -32603:
+            return
+        log.error("request failed: %s", error, exc_info=error)
+
 
 Handler = Callable[[Any], Awaitable[Any]]
 
@@ -181,6 +188,7 @@ def register_features(server: FreshServer) -> None:
         "fresh/commit": lambda p: engine.commit(p.planId),
         "fresh/forget": lambda p: engine.forget(p.session, p.viewIds),
         "fresh/status": lambda p: engine.status(),
+        "fresh/viewText": lambda p: engine.view_text(p.session, p.viewId),
         INVALID_PARAMS_METHOD: invalid,
     }
     for method, fn in handlers.items():

@@ -73,6 +73,12 @@ class ForgetParams:
 
 
 @attrs.define(kw_only=True)
+class ViewTextParams:
+    session: str = attrs.field(validator=_non_empty)
+    viewId: str = attrs.field(validator=_non_empty)
+
+
+@attrs.define(kw_only=True)
 class StatusParams:
     pass
 
@@ -98,6 +104,7 @@ PARAMS: dict[str, type] = {
     "fresh/commit": CommitParams,
     "fresh/forget": ForgetParams,
     "fresh/status": StatusParams,
+    "fresh/viewText": ViewTextParams,
     "fresh/didWrite": DidWriteParams,
 }
 REQUESTS = frozenset(PARAMS) - {"fresh/didWrite"}
