@@ -428,15 +428,17 @@ def _range(
     last = last_line if last_line is not None else (first + len(given) - 1 if given else n)
     if first < 1:
         raise InvalidParams(f"firstLine: must be 1 or more, got {first}")
-    if n == 0 and first == 1 and last <= 0:
-        return 1, 0, True
-    if last < first:
-        raise InvalidParams(f"lastLine: {last} is before firstLine {first}")
+    if n == 0 and first == 1:
+        return 1, 0, True  # an empty file has no lines: any range from line 1 is all of it
+    # firstLine past the end first: without a lastLine, ``last`` is the file's last line
+    # and the complaint must name the field the client sent.
     if first > n:
         raise InvalidParams(
             f"firstLine: {first} is past the end of the file ({n} lines); "
             "observe a range inside the file"
         )
+    if last < first:
+        raise InvalidParams(f"lastLine: {last} is before firstLine {first}")
     last = min(last, n)
     return first, last, first == 1 and last == n
 

@@ -1,0 +1,47 @@
+"""Which format a parsed transcript is in, from its content (and name as a hint)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fresh_ls.audit.formats import mini_swe_agent, openhands_completion, openhands_events, swe_agent
+from fresh_ls.audit.steps import Transcript
+
+Parser = Callable[[Any, str, str], Transcript]
+
+PARSERS: dict[str, Parser] = {
+    openhands_completion.FORMAT: openhands_completion.parse,
+    openhands_events.FORMAT: openhands_events.parse,
+    swe_agent.FORMAT: swe_agent.parse,
+    mini_swe_agent.FORMAT: mini_swe_agent.parse,
+}
+
+
+LOOKS_LIKE: dict[str, Callable[[Any], bool]] = {
+    openhands_completion.FORMAT: openhands_completion.looks_like,
+    openhands_events.FORMAT: openhands_events.looks_like,
+    swe_agent.FORMAT: swe_agent.looks_like,
+    mini_swe_agent.FORMAT: mini_swe_agent.looks_like,
+}
+
+
+def detect(data: Any, filename: str = "") -> str | None:
+    """The format name, or None when the data is none of the supported transcripts.
+
+    Order matters: mini-swe-agent files also hold ``messages``, so they are tried before
+    OpenHands completion logs; the file name settles only what the content leaves open.
+    """
+    if mini_swe_agent.looks_like(data) and (
+        filename.endswith(".traj.json") or "trajectory_format" in data
+    ):
+        return mini_swe_agent.FORMAT
+    if openhands_completion.looks_like(data):
+        return openhands_completion.FORMAT
+    if swe_agent.looks_like(data):
+        return swe_agent.FORMAT
+    if openhands_events.looks_like(data):
+        return openhands_events.FORMAT
+    if mini_swe_agent.looks_like(data):
+        return mini_swe_agent.FORMAT
+    return None

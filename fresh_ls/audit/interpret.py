@@ -1,0 +1,401 @@
+"""Replay a normalized transcript onto the ledger and record every request's verdict.
+
+Each tool call is turned into ledger operations: views (editor ``view``, SWE-agent windows,
+and, only for the wide count, edit-result snippets and shell reads when asked for) and edits
+(editor edits, SWE-agent line edits, shell writes). Edits whose result reports a failure
+change nothing. Before each model request the stale views are recorded.
+"""
+
+from __future__ import annotations
+
+from fresh_ls.audit.ledger import Ledger
+from fresh_ls.audit.locate import (
+    LineEdit,
+    start_from_diff,
+    start_from_known,
+    start_from_snippet,
+    trimmed_edit,
+    trimmed_lines,
+)
+from fresh_ls.audit.numbered import Listing, cat_n_header, parse_cat_n, parse_window, plain_lines
+from fresh_ls.audit.paths import PathResolver
+from fresh_ls.audit.results import RequestAudit, RunAudit, ViewRecord
+from fresh_ls.audit.sed import Replace, Substitute, Unknown
+from fresh_ls.audit.shell_effects import Effects, Write, analyze
+from fresh_ls.audit.steps import Step, Transcript
+
+_EDITOR_TOOLS = {
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "undo_edit",
+    "edit_lines",
+    "opaque_edit",
+}
+_FAILURES = (
+    "ERROR",
+    "No replacement was performed",
+    "did not appear verbatim",
+    "Your proposed edit has introduced new syntax error",
+    "Invalid `",
+    "Parameter `",
+    "already exists",
+    "Cannot overwrite",
+    "is a directory",
+    "does not exist",
+    "No such file",
+    "Usage:",
+)
+
+
+def edit_failed(observation: str) -> bool:
+    """Whether an editor tool reported that it did not apply the edit.
+
+    Only the text before any listing is checked: the file's own lines may contain anything.
+    """
+    head = observation.lstrip()
+    for marker in ("Here's the result of running", "[File: "):
+        cut = head.find(marker)
+        if cut >= 0:
+            head = head[:cut]
+    head = head[:400]
+    return any(marker in head for marker in _FAILURES)
+
+
+def _editor_listing(observation: str) -> tuple[Listing | None, bool]:
+    """The numbered lines an editor printed, and whether the output was clipped."""
+    header = cat_n_header(observation)
+    listing = parse_cat_n(observation, header[2] if header else None)
+    clipped = "<response clipped>" in observation or "too large" in observation
+    return listing, clipped
+
+
+class Interpreter:
+    def __init__(self, transcript: Transcript, shell_reads: bool) -> None:
+        self.t = transcript
+        self.shell_reads = shell_reads
+        self.ledger = Ledger()
+        self.paths = PathResolver(transcript.roots)
+        self.cwd = transcript.cwd
+        self.edited: set[str] = set()
+        # Files whose first change in the run wrote them whole: new files, as far as we know.
+        self.created: set[str] = set()
+        self.audit = RunAudit(transcript.run, transcript.source, transcript.format, shell_reads)
+        self.audit.notes.extend(transcript.notes)
+        self.open_file: str | None = None
+
+    # -- the run -----------------------------------------------------------------------------
+
+    def run(self) -> RunAudit:
+        requests = self.t.requests
+        request = 0
+        for position, step in enumerate(self.t.steps):
+            while request < len(requests) and requests[request] <= position:
+                self._snapshot(request)
+                request += 1
+            self.step(step)
+        while request < len(requests):
+            self._snapshot(request)
+            request += 1
+        self.audit.views = [
+            ViewRecord(v.id, v.path, v.shown[0], v.shown[1], v.strict, v.stale_reason)
+            for v in self.ledger.views
+        ]
+        self._note_missing_results()
+        return self.audit
+
+    def _note_missing_results(self) -> None:
+        last = set(self.t.request_steps[-1]) if self.t.request_steps else set()
+        for step in self.t.steps:
+            if step.tool in _EDITOR_TOOLS and not step.observation and step.id not in last:
+                self.audit.notes.append(f"step {step.id} ({step.tool}) has no tool result")
+
+    def _snapshot(self, index: int) -> None:
+        views = self.ledger.views
+        steps = self.t.request_steps[index] if index < len(self.t.request_steps) else []
+        self.audit.requests.append(
+            RequestAudit(
+                index=index,
+                after_steps=self.t.requests[index],
+                steps=tuple(steps),
+                views_strict=sum(1 for v in views if v.strict),
+                views_wide=len(views),
+                stale_strict=frozenset(self.ledger.stale_strict),
+                stale_wide=frozenset(self.ledger.stale_wide),
+            )
+        )
+
+    def key(self, path: str, cwd: str | None = None) -> str:
+        return self.paths.key(path, cwd if cwd is not None else self.cwd)
+
+    # -- one tool call ---------------------------------------------------------------------
+
+    def step(self, step: Step) -> None:
+        handler = {
+            "view": self._view,
+            "create": self._create,
+            "str_replace": self._str_replace,
+            "insert": self._insert,
+            "undo_edit": self._undo,
+            "window": self._window,
+            "edit_lines": self._edit_lines,
+            "bash": self._bash,
+            "opaque_edit": self._opaque_edit,
+        }.get(step.tool)
+        if handler is not None:
+            handler(step)
+        if step.cwd_after:
+            self.cwd = step.cwd_after
+
+    def _view(self, step: Step) -> None:
+        if not step.path or edit_failed(step.observation):
+            return
+        listing, clipped = _editor_listing(step.observation)
+        if listing is None:
+            return  # a directory listing or an empty file: no lines shown
+        path = self.key(step.path)
+        to_end = step.view_range is None or (len(step.view_range) > 1 and step.view_range[1] == -1)
+        total = listing.last if to_end and not clipped else None
+        self.ledger.add_view(
+            path,
+            step.id,
+            listing.first,
+            listing.last,
+            strict=True,
+            lines=listing.lines,
+            total=total,
+        )
+
+    def _snippet(self, step: Step, path: str) -> None:
+        """The ``cat -n`` snippet an editor prints after an edit: a view for the wide count."""
+        listing, _ = _editor_listing(step.observation)
+        if listing is not None:
+            self.ledger.add_view(
+                path, step.id, listing.first, listing.last, strict=False, lines=listing.lines
+            )
+
+    def _edited(self, path: str, whole: bool = False) -> None:
+        self.audit.edits += 1
+        if whole and path not in self.edited and not self.ledger.file(path).live:
+            self.created.add(path)
+        self.edited.add(path)
+
+    def _create(self, step: Step) -> None:
+        if not step.path:
+            return
+        window = parse_window(step.observation)
+        if step.observation.lstrip().startswith("Error: File") and window:
+            self._window(step)  # SWE-agent opens an existing file instead of creating it
+            return
+        if edit_failed(step.observation):
+            self.audit.failed_edits += 1
+            return
+        path = self.key(step.path)
+        text = step.file_text or ""
+        lines = plain_lines(text) if text else [""]
+        self._edited(path, whole=True)
+        self.ledger.rewrite(path, lines, f"created anew by step {step.id}")
+        if window and window.listing:
+            self.open_file = window.path
+            listing = window.listing
+            self.ledger.add_view(
+                path, step.id, listing.first, listing.last, strict=False, lines=listing.lines
+            )
+
+    def _str_replace(self, step: Step) -> None:
+        if not step.path or step.old_str is None:
+            self.audit.failed_edits += 1
+            return
+        if edit_failed(step.observation):
+            self.audit.failed_edits += 1
+            return
+        path = self.key(step.path)
+        old_str, new_str = step.old_str, step.new_str or ""
+        listing, _ = _editor_listing(step.observation)
+        known = self.ledger.file(path).known
+        start, how = None, ""
+        if listing is not None:
+            start, how = start_from_snippet(listing, new_str), "snippet"
+        if start is None and step.diff:
+            start, how = start_from_diff(step.diff, old_str, new_str), "diff"
+        if start is None:
+            start, how = start_from_known(known, old_str), "known lines"
+        if start is None:
+            self._unplaced(path, step, "str_replace with no line to anchor it")
+        else:
+            self._apply(path, trimmed_edit(start, old_str, new_str, known, how), step)
+        self._snippet(step, path)
+
+    def _insert(self, step: Step) -> None:
+        if not step.path or step.insert_line is None or edit_failed(step.observation):
+            self.audit.failed_edits += 1
+            return
+        path = self.key(step.path)
+        lines: list[str | None] = list((step.new_str or "").split("\n"))
+        self._apply(path, LineEdit(step.insert_line + 1, 0, lines, "insert_line"), step)
+        self._snippet(step, path)
+
+    def _undo(self, step: Step) -> None:
+        if not step.path or edit_failed(step.observation):
+            self.audit.failed_edits += 1
+            return
+        path = self.key(step.path)
+        if not self.ledger.undo(path, f"undone by step {step.id}"):
+            self._count_unplaced(step, path, "undo of an edit this audit did not see")
+        self._edited(path)
+        self._snippet(step, path)
+
+    def _opaque_edit(self, step: Step) -> None:
+        """An editor that rewrites a file without saying which lines (OpenHands edit_file)."""
+        if not step.path or edit_failed(step.observation):
+            self.audit.failed_edits += 1
+            return
+        self._unplaced(self.key(step.path), step, f"{step.command} with unknown lines")
+
+    def _window(self, step: Step) -> None:
+        window = parse_window(step.observation)
+        if window is None or window.listing is None:
+            return
+        self.open_file = window.path
+        listing = window.listing
+        self.ledger.add_view(
+            self.key(window.path),
+            step.id,
+            listing.first,
+            listing.last,
+            strict=True,
+            lines=listing.lines,
+            total=window.total,
+        )
+
+    def _edit_lines(self, step: Step) -> None:
+        if step.start is None or step.end is None or edit_failed(step.observation):
+            self.audit.failed_edits += 1
+            return
+        window = parse_window(step.observation)
+        target = window.path if window else (step.open_file or self.open_file or step.path)
+        if not target:
+            self.audit.failed_edits += 1
+            return
+        path = self.key(target)
+        known = self.ledger.file(path).known
+        old = [known.get(n) for n in range(step.start, step.end + 1)]
+        new = plain_lines(step.new_str or "")
+        self._apply(path, trimmed_lines(step.start, old, new, "edit START:END"), step)
+        if window and window.listing:
+            listing = window.listing
+            self.ledger.add_view(
+                path,
+                step.id,
+                listing.first,
+                listing.last,
+                strict=False,
+                lines=listing.lines,
+                total=window.total,
+            )
+
+    def _apply(self, path: str, edit: LineEdit, step: Step) -> None:
+        self._edited(path)
+        if edit.old_count == 0 and not edit.new_lines:
+            return  # old and new text are the same lines
+        reason = f"edited by step {step.id} (lines placed from {edit.how})"
+        self.ledger.replace(path, edit.first, edit.old_count, edit.new_lines, reason)
+
+    def _unplaced(self, path: str, step: Step, why: str) -> None:
+        self._edited(path)
+        self._count_unplaced(step, path, why)
+        self.ledger.invalidate(path, f"edited by step {step.id}: {why}")
+
+    def _count_unplaced(self, step: Step, path: str, why: str) -> None:
+        self.audit.unplaced_edits += 1
+        self.audit.notes.append(f"step {step.id}: {why}: {path} (every view counts as stale)")
+
+    # -- shell -----------------------------------------------------------------------------
+
+    def _text_of(self, path: str, cwd: str | None) -> str | None:
+        model = self.ledger.files.get(self.key(path, cwd))
+        if model is None or model.total is None:
+            return None
+        if any(n not in model.known for n in range(1, model.total + 1)):
+            return None
+        return "".join(model.known[n] + "\n" for n in range(1, model.total + 1))
+
+    def _total_of(self, path: str, cwd: str | None) -> int | None:
+        model = self.ledger.files.get(self.key(path, cwd))
+        return model.total if model else None
+
+    def _bash(self, step: Step) -> None:
+        if not step.command:
+            return
+        effects = analyze(
+            step.command,
+            step.observation,
+            step.exit_code,
+            self.cwd,
+            self._text_of,
+            self._total_of,
+        )
+        self._shell_writes(step, effects)
+        for read in effects.reads:
+            path = self.key(read.path, read.cwd)
+            model = self.ledger.file(path)
+            model.known.update(read.lines)
+            if read.whole_file:
+                model.total = read.last
+            if self.shell_reads:
+                self.ledger.add_view(path, step.id, read.first, read.last, strict=False)
+        if self.t.persistent_shell and effects.cwd_after and not step.cwd_after:
+            self.cwd = effects.cwd_after
+
+    def _shell_writes(self, step: Step, effects: Effects) -> None:
+        for write in effects.writes:
+            self.audit.shell_writes += 1
+            self._shell_write(step, write)
+        for what in effects.unattributed:
+            self.audit.unattributed_writes.append(f"step {step.id}: {what}")
+        if effects.reverts_all_edits:
+            # git stash/reset/checkout touch tracked files: not the ones the run created.
+            tracked = sorted(self.edited - self.created)
+            if tracked:
+                self._count_unplaced(step, ", ".join(tracked), "git rewrote edited files")
+            for path in tracked:
+                self.ledger.invalidate(path, f"reverted by step {step.id} (git)")
+
+    def _shell_write(self, step: Step, write: Write) -> None:
+        path = self.key(write.path, write.cwd)
+        reason = f"written by shell step {step.id}"
+        self._edited(path, whole=write.kind == "whole")
+        if write.kind == "whole":
+            self.ledger.rewrite(path, write.lines, reason)
+        elif write.kind == "append":
+            self.ledger.append(path, list(write.lines) if write.lines is not None else 1, reason)
+        elif write.kind == "patch" and write.patch is not None:
+            for edit in write.patch.edits:
+                self.ledger.replace(path, edit.first, edit.old_count, edit.new_lines, reason)
+        elif write.kind == "sed":
+            self._sed(step, path, write, reason)
+        else:
+            self._count_unplaced(step, path, write.why or "a shell write with unknown lines")
+            self.ledger.invalidate(path, f"{reason}: {write.why or 'lines unknown'}")
+
+    def _sed(self, step: Step, path: str, write: Write, reason: str) -> None:
+        line_ops = [op for op in write.sed_ops if isinstance(op, Replace)]
+        for op in write.sed_ops:
+            if isinstance(op, Unknown) or (isinstance(op, Substitute) and op.changes_line_count):
+                why = op.why if isinstance(op, Unknown) else "a substitution adding lines"
+                self._count_unplaced(step, path, f"sed -i with {why}")
+                self.ledger.invalidate(path, f"{reason}: sed edit not placed on lines")
+                return
+        for op in write.sed_ops:
+            if isinstance(op, Substitute):
+                if op.pattern is None and op.region is None:
+                    self._count_unplaced(step, path, "sed -i with a pattern not understood")
+                self.ledger.substitute(path, op.pattern, op.region, reason)
+        # Addresses refer to the lines before the call: apply from the bottom up.
+        for op in sorted(line_ops, key=lambda o: o.first, reverse=True):
+            self.ledger.replace(path, op.first, op.old_count, list(op.new_lines), reason)
+
+
+def interpret(transcript: Transcript, shell_reads: bool = False) -> RunAudit:
+    return Interpreter(transcript, shell_reads).run()

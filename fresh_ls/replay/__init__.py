@@ -1,0 +1,1 @@
+"""``fresh-ls replay``: real agent runs replayed against a real server, checked step by step."""
