@@ -3,9 +3,9 @@
 A line inside a definition belongs to the innermost definition holding it; a line outside
 every definition belongs to a ``text`` unit found again later by its own text and its
 neighbours; a whole-file read, or a file the index cannot parse, is one ``file`` unit.
-Blank lines outside definitions carry no code of their own, so they ride with the unit
-before them (or after, at the start of a view): the units then cover every observed line,
-and a blank line that turns into code still makes the view ``changed``.
+Every observed line belongs to exactly one unit's span, blank lines outside definitions
+included (they join the text run they stand in, or form one of their own between two
+definitions), so a blank line that turns into code still makes the view ``changed``.
 """
 
 from __future__ import annotations
@@ -55,21 +55,14 @@ def anchor_view(
         return [file_unit(path, first, last, observed, source)]
     defs = source.definitions
     owners = source.owners()
-    # Group the view's lines by owner: definition index, or ("text", run number).
+    # Group the view's lines by owner: a definition index, or a run of lines outside any
+    # definition (blank ones included: every observed line belongs to some unit).
     groups: dict[object, list[int]] = {}
     order: list[object] = []
     text_run = 0
     prev_key: object = None
-    pending_blank: list[int] = []
     for line in range(first, last + 1):
         owner = owners[line - 1] if line - 1 < len(owners) else None
-        seen = observed[line - first] if line - first < len(observed) else ""
-        if owner is None and not seen.strip():
-            if prev_key is None:
-                pending_blank.append(line)
-            else:
-                groups[prev_key].append(line)
-            continue
         if owner is None:
             if not (isinstance(prev_key, tuple) and prev_key[0] == "text"):
                 text_run += 1
@@ -79,12 +72,8 @@ def anchor_view(
         if key not in groups:
             groups[key] = []
             order.append(key)
-        groups[key].extend(pending_blank)
-        pending_blank = []
         groups[key].append(line)
         prev_key = key
-    if not order:  # only blank lines outside definitions
-        return [_text_unit(path, source, first, last, observed, first)]
     units: list[ObservedUnit] = []
     for key in order:
         lines = groups[key]
@@ -95,6 +84,7 @@ def anchor_view(
         assert isinstance(key, int)
         d = defs[key]
         same = sum(1 for o in defs if o.name == d.name and o.symbol_kind == d.symbol_kind)
+        before, after = _context(source, lo, hi)
         units.append(
             ObservedUnit(
                 unit_id=unit_id(path, "symbol", d.name, d.symbol_kind, d.ordinal),
@@ -108,17 +98,25 @@ def anchor_view(
                 symbol_kind=d.symbol_kind,
                 ordinal=d.ordinal,
                 same_name_count=same,
+                context_before=before,
+                context_after=after,
             )
         )
     return units
+
+
+def _context(source: Source, lo: int, hi: int) -> tuple[str, str]:
+    """The lines just around ``lo..hi``: they anchor the observed lines when those change."""
+    before = "".join(source.lines[max(0, lo - 1 - CONTEXT_LINES) : lo - 1])
+    after = "".join(source.lines[hi : hi + CONTEXT_LINES])
+    return before, after
 
 
 def _text_unit(
     path: str, source: Source, lo: int, hi: int, observed: list[str], view_first: int
 ) -> ObservedUnit:
     text = "".join(observed[lo - view_first : hi - view_first + 1])
-    before = "".join(source.lines[max(0, lo - 1 - CONTEXT_LINES) : lo - 1])
-    after = "".join(source.lines[hi : hi + CONTEXT_LINES])
+    before, after = _context(source, lo, hi)
     return ObservedUnit(
         unit_id=unit_id(path, "text", lo, hashlib.sha256(text.encode()).hexdigest()[:16]),
         kind="text",

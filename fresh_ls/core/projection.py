@@ -25,11 +25,6 @@ from fresh_ls.core.text import utf8_len
 DEFAULT_BUDGET_BYTES = 131072
 POLICIES = ("stale", "all")
 
-PREAMBLE = (
-    "[fresh-ls] Current code for the file views marked above. Each entry is one header line,"
-    " then exactly the bytes it names.\n"
-)
-
 
 @dataclass(slots=True)
 class Entry:
@@ -125,10 +120,10 @@ class _Candidate:
 
 
 def render(entries: list[Entry]) -> str:
-    if not entries:
-        return ""
+    """Entries by (path, first line): header, LF, the text; nothing else, so a reader can
+    frame every entry from byte 0 by its header's byte count."""
     ordered = sorted(entries, key=lambda e: (e.path, e.first_line, e.last_line))
-    return PREAMBLE + "".join(e.rendered() for e in ordered)
+    return "".join(e.rendered() for e in ordered)
 
 
 def top_level_pieces(source: Source, status: str) -> list[Entry]:
@@ -182,13 +177,8 @@ class _Selection:
     def _total_with(self, remove: list[Entry], add: list[Entry]) -> int:
         """The rendered size after swapping ``remove`` for ``add``, without re-rendering
         the unchanged entries (their sizes are cached in ``self.costs``)."""
-        count = len(self.entries) - len(remove) + len(add)
-        if count == 0:
-            return 0
-        body = self.used - (utf8_len(PREAMBLE) if self.entries else 0)
-        body -= sum(self.costs[id(e)] for e in remove)
-        body += sum(e.cost() for e in add)
-        return utf8_len(PREAMBLE) + body
+        total = self.used - sum(self.costs[id(e)] for e in remove)
+        return total + sum(e.cost() for e in add)
 
     def _swap(self, remove: list[Entry], add: list[Entry], total: int) -> None:
         for e in remove:
@@ -302,17 +292,17 @@ def plan(
             if sel.try_add(cand.entry, vid) is not None:
                 served[vid].append(cand.entry)
                 continue
-            if not cand.fallbacks:
-                omit(
-                    vid,
-                    ua.unit.unit_id,
-                    a.view.path,
-                    "over-budget",
-                    ua.unit.name,
-                    cand.entry.bytes,
-                    ua.unit.kind,
-                )
-                continue
+            # The unit itself is left out whole; a whole file then falls back to its
+            # top-level pieces, each of them whole too.
+            omit(
+                vid,
+                ua.unit.unit_id,
+                a.view.path,
+                "over-budget",
+                ua.unit.name,
+                cand.entry.bytes,
+                ua.unit.kind,
+            )
             for piece in cand.fallbacks:
                 if sel.try_add(piece, vid) is not None:
                     served[vid].append(piece)

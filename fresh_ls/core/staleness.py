@@ -144,20 +144,37 @@ def _changed(
     return UnitAssessment(unit, "changed", current, serve, diff)
 
 
-def _map_inside(observed: list[str], block: list[str], block_first: int) -> LineRange | None:
-    """Where the observed lines most likely are now inside ``block`` (a definition's current
-    lines), by the first and last lines that still match; None when nothing matches."""
+def _map_inside(unit: ObservedUnit, block: list[str], block_first: int) -> LineRange | None:
+    """Where the observed lines are now inside ``block`` (a definition's current lines).
+
+    The observed lines are aligned together with the lines that stood around them, so an
+    observed line edited in place maps to its new text, while lines deleted outright map to
+    nothing (None: the caller then answers with the definition's extent, as the contract
+    says for lines that vanished inside a definition that still exists).
+    """
+    before = split_lines(unit.context_before)
+    observed = split_lines(unit.obs_text)
+    after = split_lines(unit.context_after)
     if not observed or not block:
         return None
-    sm = difflib.SequenceMatcher(a=observed, b=block, autojunk=False)
-    blocks = [b for b in sm.get_matching_blocks() if b.size]
-    if not blocks:
+    lo, hi = len(before), len(before) + len(observed)
+    sm = difflib.SequenceMatcher(a=before + observed + after, b=block, autojunk=False)
+    hits: list[int] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "insert":
+            if lo < i1 < hi:  # lines added between observed lines belong to them now
+                hits.extend(range(j1, j2))
+            continue
+        start, end = max(i1, lo), min(i2, hi)
+        if start >= end:
+            continue
+        if tag == "equal":
+            hits.extend(range(j1 + start - i1, j1 + end - i1))
+        elif tag == "replace":
+            hits.extend(range(j1, j2))
+    if not hits:
         return None
-    start = blocks[0].b - blocks[0].a
-    end = blocks[-1].b + blocks[-1].size - 1 + (len(observed) - (blocks[-1].a + blocks[-1].size))
-    start = max(0, start)
-    end = min(len(block) - 1, max(start, end))
-    return LineRange(block_first + start, block_first + end)
+    return LineRange(block_first + min(hits), block_first + max(hits))
 
 
 # -- file units --------------------------------------------------------------------------
@@ -251,19 +268,10 @@ def _assess_symbol(path: str, unit: ObservedUnit, source: Source) -> UnitAssessm
         nearest = min(hits, key=lambda h: abs(h - unit.obs_first))
         status, at = _unchanged(nearest, unit, count)
         return UnitAssessment(unit, status, at, extent)
-    current = _map_inside(observed, block, d.first_line) or _same_offset(
-        d.first_line + offset, count, extent
-    )
+    # Where what survives of the observed lines is; when nothing does, the contract says
+    # the definition's extent.
+    current = _map_inside(unit, block, d.first_line) or extent
     return _changed(path, unit, source, current, extent)
-
-
-def _same_offset(first: int, count: int, extent: LineRange) -> LineRange:
-    """Nothing of the observed lines survived: they are now where they were relative to the
-    definition's start, clipped to the definition (its whole extent when outside it)."""
-    last = min(first + count - 1, extent.last)
-    if first < extent.first or first > extent.last:
-        return extent
-    return LineRange(first, last)
 
 
 # -- text units --------------------------------------------------------------------------
@@ -276,6 +284,13 @@ def _assess_text(path: str, unit: ObservedUnit, source: Source) -> UnitAssessmen
         status, at = _unchanged(unit.obs_first, unit, count)
         return UnitAssessment(unit, status, at, at)
     hits = _find_exact(source.lines, observed)
+    if not unit.obs_text.strip():
+        # Blank lines are everywhere: only their neighbours can say where they went.
+        chosen = _by_context(unit, source, hits, count, need_evidence=True) if hits else None
+        if chosen is not None:
+            status, at = _unchanged(chosen, unit, count)
+            return UnitAssessment(unit, status, at, at)
+        hits = []
     if len(hits) == 1:
         status, at = _unchanged(hits[0], unit, count)
         return UnitAssessment(unit, status, at, at)
@@ -291,8 +306,11 @@ def _assess_text(path: str, unit: ObservedUnit, source: Source) -> UnitAssessmen
     return _changed(path, unit, source, found, found)
 
 
-def _by_context(unit: ObservedUnit, source: Source, hits: list[int], count: int) -> int | None:
-    """Among exact occurrences, the one whose neighbours match the observed neighbours best."""
+def _by_context(
+    unit: ObservedUnit, source: Source, hits: list[int], count: int, need_evidence: bool = False
+) -> int | None:
+    """Among exact occurrences, the one whose neighbours match the observed neighbours best
+    (None on a tie, or, with ``need_evidence``, when no neighbour matches at all)."""
     before = split_lines(unit.context_before)
     after = split_lines(unit.context_after)
 
@@ -309,7 +327,9 @@ def _by_context(unit: ObservedUnit, source: Source, hits: list[int], count: int)
         return s
 
     scored = sorted(((score(h), h) for h in hits), reverse=True)
-    if scored[0][0] == scored[1][0]:
+    if need_evidence and scored[0][0] == 0:
+        return None
+    if len(scored) > 1 and scored[0][0] == scored[1][0]:
         return None
     return scored[0][1]
 

@@ -181,9 +181,9 @@ class Workspace:
         if effects.cwd_after:
             self.cwd = effects.cwd_after
         outcome = StepOutcome()
-        for rel in _removed_files(command, self):
-            self.write(rel, None)
-            outcome.wrote.append(rel)
+        for removed in _removed_files(command, self):
+            self.write(removed, None)
+            outcome.wrote.append(removed)
         for write in effects.writes:
             rel = self.rel(write.path, write.cwd)
             if rel is None or not (self.root / rel).exists():
@@ -237,8 +237,8 @@ def _edited(
         return "\n".join(lines[:at] + new_lines + lines[at:]), None
     old_lines = split_lines(current)
     start, end = int(step.get("start") or 1), int(step.get("end") or 1)
-    new = split_lines(_with_newline(step.get("new_str") or ""))
-    return "".join(old_lines[: start - 1] + new + old_lines[end:]), None
+    replacement = split_lines(_with_newline(step.get("new_str") or ""))
+    return "".join(old_lines[: start - 1] + replacement + old_lines[end:]), None
 
 
 def _with_newline(text: str) -> str:

@@ -7,7 +7,7 @@ only the JSON types the contract names, and every failure becomes -32602 with th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 import attrs
 import cattrs
@@ -117,6 +117,14 @@ def _strict(kind: type, label: str) -> Any:
             raise TypeError(f"expected {label}, got {_json_type(value)}")
         if kind is not int and not isinstance(value, kind):
             raise TypeError(f"expected {label}, got {_json_type(value)}")
+        if kind is str:
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                # JSON allows "\ud800"; UTF-8 (the store, hashes, the disk) does not.
+                raise TypeError(
+                    "expected a string of valid Unicode (it holds a lone surrogate)"
+                ) from None
         return value
 
     return hook
@@ -135,8 +143,11 @@ def _json_type(value: Any) -> str:
 
 
 def _list_of_str(value: Any, _: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise TypeError(f"expected an array of strings, got {_json_type(value)}")
+    for v in value:
+        if not isinstance(v, str):
+            raise TypeError(f"expected an array of strings, got an array holding {_json_type(v)}")
     return list(value)
 
 
@@ -171,11 +182,22 @@ def _describe(exc: BaseException, type_: Any) -> str:
         return "required field missing"
     text = str(exc)
     if " not in literal " in text:
-        choices = ", ".join(repr(c) for c in getattr(type_, "__args__", ()))
+        choices = ", ".join(repr(c) for c in _literal_choices(type_))
         return f"expected one of {choices}, got {text.split(' not in literal ')[0]!r}"
     if isinstance(exc, (TypeError, ValueError)) and text:
         return text
     return f"invalid value for {type_}"
+
+
+def _literal_choices(type_: Any) -> list[Any]:
+    """The values a ``Literal`` (or an optional one, ``Literal[...] | None``) allows."""
+    choices: list[Any] = []
+    for arg in getattr(type_, "__args__", ()):
+        if get_origin(arg) is Literal:
+            choices.extend(_literal_choices(arg))
+        elif arg is not type(None):
+            choices.append(arg)
+    return choices
 
 
 def _tidy(message: str) -> str:

@@ -47,7 +47,7 @@ def parse_rendered(rendered: str) -> list[tuple[str, str]]:
     """Frame entries by their header's byte count, as a model-side reader would."""
     data = rendered.encode()
     out = []
-    pos = data.index(b"\n") + 1  # preamble
+    pos = 0
     while pos < len(data):
         end = data.index(b"\n", pos)
         header = data[pos:end].decode()

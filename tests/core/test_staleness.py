@@ -73,13 +73,22 @@ CASES = [
         [("Cart.total", "moved", (11, 11))],
     ),
     Case(
-        "observed line edited",
+        "observed line edited in place",
         9,
         9,
         "* RATE",
         "* RATE * 2",
         "changed",
         [("Cart.total", "changed", (9, 9))],
+    ),
+    Case(
+        "observed line deleted: current is the surviving definition's extent",
+        9,
+        9,
+        "        subtotal = quantity * RATE\n",
+        "",
+        "changed",
+        [("Cart.total", "changed", (8, 9))],
     ),
     Case(
         "line added inside the method above the observed one",
