@@ -1,0 +1,34 @@
+"""A scripted agent harness for the end-to-end test: attaches to the sidecar the extension
+started (through ``<root>/.fresh-ls/endpoint.json``) the way any harness would.
+
+    python harness.py ROOT observe   # agent-1 reads Cart.total (call_7) and Cart.__init__ (call_3)
+    python harness.py ROOT stale     # prints agent-1's stale views as JSON
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from fresh_ls.client import SyncClient
+
+
+def main() -> int:
+    root, action = sys.argv[1], sys.argv[2]
+    with SyncClient.attach(root, timeout=20) as fresh:
+        if action == "observe":
+            out = [
+                fresh.observe("agent-1", "cart.py", view_id="call_7", first_line=8, last_line=10),
+                fresh.observe("agent-1", "cart.py", view_id="call_3", first_line=5, last_line=6),
+            ]
+        elif action == "stale":
+            out = fresh.stale("agent-1")
+        else:
+            print(f"unknown action {action!r}", file=sys.stderr)
+            return 2
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

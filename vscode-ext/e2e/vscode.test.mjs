@@ -1,0 +1,507 @@
+// End-to-end: the packaged extension in a real VS Code (code-server 4.100.3 from npm), driven
+// through Debian's chromium by playwright-core. A scripted harness attaches to the sidecar the
+// extension started and observes cart.py; the file is then edited on disk. The test asserts
+// that the panel shows the view as changed (status bar, tooltip too), the CodeLens, that an
+// editor buffer reaches the engine, that clicking the view opens the diff, the commands (Show
+// Projection, Copy Harness Endpoint, Forget Session), the restart on a settings change with
+// the message for a Python without fresh_ls, and the restart after a crash. Screenshots go to
+// e2e/artifacts/; the diff one is copied to media/screenshot.png for the README.
+//
+// Run: `make -C vscode-ext e2e` (installs what is missing first). Bounded by E2E_TIMEOUT_S;
+// everything it starts (code-server, its extension host, the sidecar, chromium) is stopped.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { CHROMIUM, CODE_SERVER_BIN, EXT_DIR } from "./setup.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = path.join(here, "artifacts");
+const REPO = path.resolve(EXT_DIR, "..");
+const PYTHON = process.env.FRESH_LS_PYTHON || path.join(REPO, ".venv", "bin", "python");
+const TIMEOUT_S = Number(process.env.E2E_TIMEOUT_S || 300);
+const VSIX = path.join(EXT_DIR, `fresh-ls-${JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).version}.vsix`);
+
+const CART = [
+  "RATE = 10",
+  "",
+  "",
+  "class Cart:",
+  "    def __init__(self):",
+  "        self.items = []",
+  "",
+  "    def total(self, quantity):",
+  "        subtotal = quantity * RATE",
+  "        return subtotal",
+  "",
+].join("\n");
+
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+const log = (msg) => process.stdout.write(`e2e [${elapsed()}] ${msg}\n`);
+
+/** Everything the run started, for cleanup. */
+const state = { tmp: undefined, codeServer: undefined, browser: undefined, serverPid: undefined, ws: undefined };
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function httpOk(url) {
+  return new Promise((resolve) => {
+    const req = http.get(url, (res) => {
+      res.resume();
+      resolve(res.statusCode !== undefined && res.statusCode < 500);
+    });
+    req.on("error", () => resolve(false));
+    req.setTimeout(2000, () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
+}
+
+async function waitFor(what, fn, timeoutMs, intervalMs = 250) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === "EPERM";
+  }
+}
+
+function harness(action) {
+  const res = spawnSync(PYTHON, [path.join(here, "harness.py"), state.ws, action], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  if (res.status !== 0) throw new Error(`harness ${action} failed (${res.status}): ${res.stderr || res.error}`);
+  return JSON.parse(res.stdout);
+}
+
+async function shot(page, name) {
+  const file = path.join(ARTIFACTS, name);
+  await page.screenshot({ path: file });
+  log(`screenshot ${path.relative(EXT_DIR, file)}`);
+  return file;
+}
+
+function copyLogs() {
+  if (!state.tmp) return;
+  const logs = path.join(state.tmp, "user-data", "logs");
+  if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, "vscode-logs"), { recursive: true });
+}
+
+async function cleanup() {
+  const steps = [];
+  if (state.browser) {
+    steps.push(state.browser.close().catch(() => undefined));
+    state.browser = undefined;
+  }
+  await Promise.all(steps);
+  const cs = state.codeServer;
+  state.codeServer = undefined;
+  if (cs && cs.exitCode === null && cs.signalCode === null) {
+    // code-server runs in its own process group: its extension host and the sidecar with it.
+    try {
+      process.kill(-cs.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    const exited = await Promise.race([
+      new Promise((r) => cs.once("exit", () => r(true))),
+      new Promise((r) => setTimeout(() => r(false), 5000)),
+    ]);
+    if (!exited) {
+      try {
+        process.kill(-cs.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+  // The sidecar the extension started: stopped with its group, but make sure.
+  if (state.serverPid && alive(state.serverPid)) {
+    await waitFor("the sidecar to exit", () => !alive(state.serverPid), 5000).catch(() => {
+      try {
+        process.kill(state.serverPid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    });
+  }
+  copyLogs();
+  if (state.tmp) {
+    fs.rmSync(state.tmp, { recursive: true, force: true });
+    state.tmp = undefined;
+  }
+}
+
+// A watchdog outside the test runner: whatever hangs, the run stops and cleans up.
+const watchdog = setTimeout(async () => {
+  process.stderr.write(`e2e: watchdog fired after ${TIMEOUT_S} s; stopping everything\n`);
+  await cleanup().catch(() => undefined);
+  process.exit(1);
+}, TIMEOUT_S * 1000);
+
+before(() => {
+  assert.ok(fs.existsSync(CODE_SERVER_BIN), `code-server is missing (${CODE_SERVER_BIN}): run \`node e2e/setup.mjs\``);
+  assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: run \`node e2e/setup.mjs\``);
+  assert.ok(fs.existsSync(VSIX), `${VSIX} is missing: run \`make build\``);
+  assert.ok(fs.existsSync(PYTHON), `${PYTHON} is missing: run \`make\` in the repo root (or set FRESH_LS_PYTHON)`);
+  fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+});
+
+after(async () => {
+  await cleanup();
+  clearTimeout(watchdog);
+  log("cleaned up");
+});
+
+test("the panel shows a changed view and its diff in a real VS Code", { timeout: TIMEOUT_S * 1000 }, async () => {
+  // ---- a fresh profile, the extension, a workspace ------------------------------------------
+  state.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-ls-e2e-")));
+  const userData = path.join(state.tmp, "user-data");
+  const extensions = path.join(state.tmp, "extensions");
+  const ws = (state.ws = path.join(state.tmp, "workspace"));
+  const config = path.join(state.tmp, "config.yaml");
+  const port = await freePort();
+  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+  fs.mkdirSync(extensions, { recursive: true });
+  fs.mkdirSync(ws, { recursive: true });
+  fs.writeFileSync(path.join(ws, "cart.py"), CART);
+  fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  const settingsFile = path.join(userData, "User", "settings.json");
+  const settings = (python) =>
+    JSON.stringify(
+      {
+        // NOTES.md: otherwise typing lands in a Chat panel or is saved to disk.
+        "files.autoSave": "off",
+        "workbench.startupEditor": "none",
+        "security.workspace.trust.enabled": false,
+        "chat.disableAIFeatures": true,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        // quiet and deterministic
+        "telemetry.telemetryLevel": "off",
+        "update.mode": "none",
+        "extensions.autoCheckUpdates": false,
+        "extensions.autoUpdate": false,
+        "extensions.ignoreRecommendations": true,
+        "workbench.tips.enabled": false,
+        "git.enabled": false,
+        "diffEditor.useInlineViewWhenSpaceIsLimited": false,
+        "window.zoomLevel": 0,
+        // the extension under test
+        "freshLs.python": python,
+        "freshLs.refreshSeconds": 1,
+      },
+      null,
+      2,
+    );
+  fs.writeFileSync(settingsFile, settings(PYTHON));
+  const csArgs = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
+
+  const install = spawnSync(CODE_SERVER_BIN, [...csArgs, "--install-extension", VSIX], { encoding: "utf8", timeout: 120_000 });
+  fs.writeFileSync(path.join(ARTIFACTS, "install-extension.log"), `${install.stdout}\n${install.stderr}`);
+  assert.equal(install.status, 0, `installing the .vsix failed: ${install.stderr}`);
+  assert.match(install.stdout, /successfully installed/i);
+  assert.ok(
+    fs.readdirSync(extensions).some((d) => d.startsWith("fresh-ls.fresh-ls-")),
+    `fresh-ls.fresh-ls is not in ${extensions}: ${fs.readdirSync(extensions).join(", ")}`,
+  );
+  log("installed the .vsix");
+
+  // ---- code-server ---------------------------------------------------------------------------
+  const csLog = fs.openSync(path.join(ARTIFACTS, "code-server.log"), "w");
+  state.codeServer = spawn(
+    CODE_SERVER_BIN,
+    [...csArgs, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
+    { detached: true, stdio: ["ignore", csLog, csLog], env: { ...process.env, CS_DISABLE_FILE_DOWNLOADS: "1" } },
+  );
+  fs.closeSync(csLog);
+  await waitFor("code-server to answer", () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000);
+  log(`code-server is up on 127.0.0.1:${port}`);
+
+  // ---- chromium ------------------------------------------------------------------------------
+  state.browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--headless", "--disable-background-networking", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"],
+    timeout: 60_000,
+  });
+  const context = await state.browser.newContext({
+    viewport: { width: 1500, height: 860 },
+    permissions: ["clipboard-read", "clipboard-write"],
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded" });
+  await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+  log("workbench loaded");
+
+  // ---- the extension started the sidecar; a harness attaches and observes ------------------
+  const endpointFile = path.join(ws, ".fresh-ls", "endpoint.json");
+  await waitFor("the sidecar's endpoint.json", () => fs.existsSync(endpointFile), 60_000);
+  state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
+  log(`sidecar listening (pid ${state.serverPid})`);
+  await shot(page, "01-workbench.png");
+
+  const observed = harness("observe");
+  assert.equal(observed[0].status, "fresh");
+  assert.equal(observed[0].units[0].name, "Cart.total");
+  log("harness observed cart.py lines 8-10 (call_7) and lines 5-6 (call_3)");
+
+  // The panel lists the fresh views (through the status poll) before anything changes.
+  const statusItem = page.locator(".statusbar-item", { hasText: /fresh-ls|stale/ }).first();
+  await statusItem.waitFor({ state: "visible" });
+  await statusItem.click();
+  const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
+  const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
+  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  log("panel shows call_7 as fresh");
+  // A wider side bar, so the rows' descriptions fit in the screenshots.
+  const sidebar = await page.locator(".part.sidebar").boundingBox();
+  if (sidebar) {
+    const x = sidebar.x + sidebar.width - 1;
+    await page.mouse.move(x, sidebar.y + sidebar.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(x + 170, sidebar.y + sidebar.height / 2, { steps: 5 });
+    await page.mouse.up();
+  }
+
+  // ---- an edit on disk that nobody reports: the server's watcher sees it ---------------------
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
+  const changedRow = row("changed · call_7");
+  await changedRow.waitFor({ state: "visible", timeout: 30_000 });
+  await expectText(changedRow, /cart\.py lines 8-10/);
+  await row("fresh · call_3").waitFor({ state: "visible" });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
+  const stale = harness("stale");
+  assert.equal(stale.views.find((v) => v.viewId === "call_7").status, "changed");
+  assert.equal(stale.views.find((v) => v.viewId === "call_7").units[0].changedBy, "outside");
+  log("panel shows call_7 as changed; status bar says 1 stale");
+  await shot(page, "02-panel-changed.png");
+
+  // The tooltip carries the diff summary and who changed the lines.
+  await changedRow.locator(".label-name").hover();
+  const hover = page.locator(".monaco-hover, .workbench-hover").filter({ hasText: "Click to compare" }).first();
+  await hover.waitFor({ state: "visible", timeout: 15_000 });
+  await expectText(hover, /diff: \+1 line −1 line in 1 hunk/);
+  await expectText(hover, /changed by a write no client reported/);
+  await shot(page, "02b-tooltip.png");
+  await page.mouse.move(700, 500);
+  await page.keyboard.press("Escape");
+
+  // ---- CodeLens on the definition in the editor ----------------------------------------------
+  await page.keyboard.press("Control+P");
+  const quickInput = page.locator(".quick-input-widget input");
+  await quickInput.waitFor({ state: "visible" });
+  await quickInput.fill("cart.py");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
+  await page.keyboard.press("Enter");
+  const lens = page.locator(".codelens-decoration", { hasText: "agent agent-1 saw an older version · Show diff" });
+  await lens.first().waitFor({ state: "visible", timeout: 30_000 });
+  log("CodeLens shown on Cart.total");
+  await shot(page, "03-codelens.png");
+
+  // ---- the editor's buffer reaches the same engine over LSP (didOpen/didChange) -------------
+  await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("# an unsaved note\n");
+  await waitFor("editorDirty on call_7", () => harness("stale").views.find((v) => v.viewId === "call_7").editorDirty, 15_000, 500);
+  await runCommand(page, "File: Revert File");
+  await waitFor("editorDirty to clear", () => !harness("stale").views.find((v) => v.viewId === "call_7").editorDirty, 15_000, 500);
+  log("an unsaved edit in the editor sets editorDirty for the harness; reverting clears it");
+
+  // ---- clicking the changed view opens the diff ---------------------------------------------
+  // Open the view's node first, so the panel shows its unit (the method) too.
+  await changedRow.locator(".monaco-tl-twistie").click();
+  await row("changed · method Cart.total").waitFor({ state: "visible" });
+  await changedRow.locator(".label-name").click();
+  const diff = page.locator(".monaco-diff-editor").first();
+  await diff.waitFor({ state: "visible", timeout: 30_000 });
+  await page.locator(".tab", { hasText: "seen by agent-1" }).first().waitFor({ state: "visible" });
+  const original = diff.locator(".editor.original .view-lines");
+  const modified = diff.locator(".editor.modified .view-lines");
+  await expectText(original, /subtotal = quantity \* RATE(?! \* 2)/);
+  await expectText(modified, /subtotal = quantity \* RATE \* 2/);
+  await diff.locator(".line-insert, .char-insert").first().waitFor({ state: "visible" });
+  await page.mouse.move(0, 0); // no hover highlight in the screenshot
+  await page.waitForTimeout(500);
+  log("diff editor open: observed text on the left, the file on disk on the right");
+  const final = await shot(page, "04-diff.png");
+
+  // ---- Show Projection -----------------------------------------------------------------------
+  await runCommand(page, "fresh-ls: Show Projection");
+  await page.locator(".tab", { hasText: "projection-agent-1.txt" }).first().waitFor({ state: "visible" });
+  await expectText(page.locator(".editor-instance .view-lines").last(), /\[fresh-ls\]|\[E-/);
+  log("Show Projection opened the rendered projection");
+  await shot(page, "05-projection.png");
+
+  // ---- Copy Harness Endpoint -----------------------------------------------------------------
+  await runCommand(page, "fresh-ls: Copy Harness Endpoint");
+  await page.locator(".notification-toast", { hasText: "copied the endpoint" }).first().waitFor({ state: "visible" });
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  const endpoint = JSON.parse(fs.readFileSync(endpointFile, "utf8"));
+  assert.deepEqual(
+    { address: copied.address, token: copied.token, pid: copied.pid, endpointFile: copied.endpointFile },
+    { ...endpoint, endpointFile },
+  );
+  log("Copy Harness Endpoint put the endpoint's address and token on the clipboard");
+
+  fs.copyFileSync(final, path.join(EXT_DIR, "media", "screenshot.png"));
+  log("copied 04-diff.png to media/screenshot.png");
+
+  // ---- a settings change restarts the server; a missing fresh_ls says how to fix it --------
+  const noPkg = path.join(state.tmp, "python-without-fresh-ls");
+  fs.writeFileSync(noPkg, '#!/bin/sh\n# a Python that cannot import fresh_ls (no site-packages)\nexec python3 -I -S "$@"\n');
+  fs.chmodSync(noPkg, 0o755);
+  const firstPid = state.serverPid;
+  // Through the Settings editor, as a person would (code-server does not reload a settings.json
+  // changed behind its back).
+  await setSetting(page, "freshLs.python", noPkg);
+  const toast = page.locator(".notification-toast", { hasText: "fresh_ls is not installed" });
+  await toast.first().waitFor({ state: "visible", timeout: 30_000 });
+  await expectText(toast, /-m pip install fresh-ls/);
+  await panel.locator(".monaco-list-row", { hasText: "fresh-ls is not running" }).waitFor({ state: "visible" });
+  await waitFor("the first sidecar to exit", () => !alive(firstPid), 10_000);
+  assert.ok(!fs.existsSync(endpointFile), "the stopped sidecar left its endpoint.json behind");
+  log("settings change restarted the server; a Python without fresh_ls gets a message with the fix");
+  await shot(page, "06-missing-fresh-ls.png");
+
+  await setSetting(page, "freshLs.python", PYTHON);
+  await waitFor("a new endpoint.json", () => fs.existsSync(endpointFile), 30_000);
+  state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
+  assert.notEqual(state.serverPid, firstPid);
+  // The views were stored by the first sidecar (SQLite) and come back with the new one.
+  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  log(`restored the interpreter: a new sidecar (pid ${state.serverPid}) serves the stored views`);
+
+  // ---- a crashed sidecar (SIGKILL) is restarted and loses nothing it acknowledged ------------
+  const killed = state.serverPid;
+  process.kill(killed, "SIGKILL");
+  await waitFor(
+    "a sidecar restarted after the crash",
+    () => {
+      try {
+        const pid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
+        return pid !== killed && alive(pid) ? pid : false;
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+  ).then((pid) => (state.serverPid = pid));
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
+  assert.equal(harness("stale").views.find((v) => v.viewId === "call_7").status, "changed");
+  log(`SIGKILLed the sidecar: restarted (pid ${state.serverPid}) with its views`);
+
+  // ---- Forget Session ------------------------------------------------------------------------
+  // Close the Settings editor first: it re-renders on setting changes and takes the focus back.
+  const settingsTab = page.locator(".tab", { hasText: "Settings" }).first();
+  await settingsTab.hover();
+  await settingsTab.locator(".codicon-close").click();
+  await page.locator(".settings-editor").waitFor({ state: "hidden" });
+  await runCommand(page, "fresh-ls: Forget Session");
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ state: "visible" });
+  await expectText(dialog, /Forget every view of agent session “agent-1”/);
+  await dialog.locator(".monaco-button", { hasText: /^Forget$/ }).click();
+  await panel.locator(".welcome-view-content, .monaco-list-row").filter({ hasText: /No agent views yet/ }).first().waitFor({ state: "visible" });
+  assert.deepEqual(harness("stale").views, []);
+  log("Forget Session dropped agent-1's views; the panel shows its welcome text");
+  await shot(page, "07-forgotten.png");
+});
+
+/** Runs a command from the palette. A refresh elsewhere may steal focus and close the
+ * palette as it opens, so each step is retried a few times. */
+async function runCommand(page, title) {
+  const input = page.locator(".quick-input-widget input");
+  const item = page.locator(".quick-input-list .monaco-list-row", { hasText: title.split(": ").pop() }).first();
+  let lastError;
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    try {
+      await page.keyboard.press("F1");
+      await input.waitFor({ state: "visible", timeout: 5000 });
+      await input.fill(`>${title}`, { timeout: 5000 });
+      await item.waitFor({ state: "visible", timeout: 5000 });
+      await input.press("Enter", { timeout: 5000 });
+      return;
+    } catch (err) {
+      lastError = err;
+      log(`palette attempt ${attempt} for “${title}” failed: ${String(err.message).split("\n")[0]}`);
+      await page.keyboard.press("Escape").catch(() => undefined);
+      await page.waitForTimeout(500);
+    }
+  }
+  throw lastError;
+}
+
+/** Sets a user setting in the Settings editor (left open: the screenshot shows it). */
+async function setSetting(page, key, value) {
+  const editor = page.locator(".settings-editor");
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("Control+Comma");
+    try {
+      await editor.waitFor({ state: "visible", timeout: 5000 });
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+  }
+  const search = editor.locator(".settings-header .suggest-input-container .monaco-editor").first();
+  await search.click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.type(key);
+  const input = editor.locator(`.settings-tree-container input[aria-label="${key}"]`).first();
+  await input.waitFor({ state: "visible" });
+  await input.fill(value);
+  await input.press("Tab");
+  // The Settings editor writes after a short delay; wait until the file says so.
+  const settingsFile = path.join(state.tmp, "user-data", "User", "settings.json");
+  await waitFor(`${key} in settings.json`, () => {
+    try {
+      return JSON.parse(fs.readFileSync(settingsFile, "utf8"))[key] === value;
+    } catch {
+      return false;
+    }
+  }, 10_000);
+}
+
+async function expectText(locator, pattern, timeoutMs = 15_000) {
+  let last = "";
+  await waitFor(
+    `text ${pattern}`,
+    async () => {
+      last = ((await locator.first().innerText().catch(() => "")) || "").replace(/\u00a0/g, " ");
+      return pattern.test(last);
+    },
+    timeoutMs,
+  ).catch((err) => {
+    throw new Error(`${err.message}; last text: ${JSON.stringify(last.slice(0, 400))}`);
+  });
+}

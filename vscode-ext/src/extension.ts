@@ -1,0 +1,396 @@
+// fresh-ls for VS Code: runs the sidecar per workspace folder and shows which of the agents'
+// file views went stale (panel, CodeLens, status bar, diff, projection).
+
+import * as vscode from "vscode";
+import { debounce } from "./debounce";
+import { diffTitle, observedTitle, OBSERVED_SCHEME, PROJECTION_SCHEME } from "./diffdoc";
+import { statusBarText, statusBarTooltip } from "./labels";
+import { endpointClipboard, RESTART_SETTINGS, type LaunchProblem } from "./launch";
+import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
+import { ClientMethods, type LineRange, type StaleView } from "./protocol";
+import {
+  ObservedProvider,
+  observedDocUri,
+  ProjectionProvider,
+  projectionDocUri,
+  StaleLensProvider,
+} from "./providers";
+import { FolderServer, onPythonInterpreterChange, readEndpoint } from "./server";
+import { AgentViewsProvider } from "./tree";
+
+const VIEW_ID = "freshLs.views";
+
+let controller: Controller | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  controller = new Controller(context);
+  await controller.startAll();
+  // After the first start: asking for the interpreter has activated the Python extension.
+  controller.watchPythonInterpreter(context);
+}
+
+export async function deactivate(): Promise<void> {
+  await controller?.dispose();
+  controller = undefined;
+}
+
+class Controller {
+  private readonly output = vscode.window.createOutputChannel("fresh-ls");
+  private readonly model = new PanelModel();
+  private readonly servers = new Map<string, FolderServer>();
+  private readonly tree = new AgentViewsProvider(this.model);
+  private readonly observed = new ObservedProvider((k) => this.servers.get(k));
+  private readonly projection = new ProjectionProvider((k) => this.servers.get(k));
+  private readonly lenses = new StaleLensProvider(this.model);
+  private readonly statusItem = vscode.window.createStatusBarItem("freshLs.status", vscode.StatusBarAlignment.Left, 50);
+  private readonly refreshers = new Map<string, ReturnType<typeof debounce<[]>>>();
+  private readonly fingerprints = new Map<string, string>();
+  private readonly shownProblems = new Set<string>();
+  private pollTimer?: ReturnType<typeof setInterval>;
+  private readonly restartAll = debounce(() => void this.restart(), 1000);
+
+  constructor(context: vscode.ExtensionContext) {
+    const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
+    this.statusItem.name = "fresh-ls stale views";
+    this.statusItem.command = Commands.focusPanel;
+    this.updateStatusBar();
+    this.statusItem.show();
+
+    const reg = (id: string, fn: (...args: never[]) => unknown) =>
+      vscode.commands.registerCommand(id, fn as (...args: unknown[]) => unknown);
+    context.subscriptions.push(
+      this.output,
+      treeView,
+      this.tree,
+      this.observed,
+      this.projection,
+      this.lenses,
+      this.statusItem,
+      vscode.workspace.registerTextDocumentContentProvider(OBSERVED_SCHEME, this.observed),
+      vscode.workspace.registerTextDocumentContentProvider(PROJECTION_SCHEME, this.projection),
+      vscode.languages.registerCodeLensProvider({ scheme: "file" }, this.lenses),
+      reg(Commands.refresh, () => this.refreshAll()),
+      reg(Commands.restart, () => this.restart()),
+      reg(Commands.openView, (target: ViewTarget) => this.openView(target)),
+      reg(Commands.showProjection, (node?: Node) => this.showProjection(node)),
+      reg(Commands.copyEndpoint, (node?: Node) => this.copyEndpoint(node)),
+      reg(Commands.forgetSession, (node?: Node) => this.forgetSession(node)),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
+          this.output.appendLine("settings changed: restarting the fresh-ls servers (debounced)");
+          this.restartAll();
+        }
+        if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
+        if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
+      }),
+      vscode.workspace.onDidChangeWorkspaceFolders((e) => void this.foldersChanged(e)),
+      { dispose: () => this.restartAll.cancel() },
+    );
+    this.schedulePoll();
+  }
+
+  /** Restarts (debounced) when the Python extension's interpreter changes and a folder uses it. */
+  watchPythonInterpreter(context: vscode.ExtensionContext): void {
+    const py = onPythonInterpreterChange(() => {
+      const usesSetting = (vscode.workspace.workspaceFolders ?? []).every(
+        (f) => !!vscode.workspace.getConfiguration("freshLs", f).get<string>("python"),
+      );
+      if (!usesSetting) {
+        this.output.appendLine("the Python extension's interpreter changed: restarting (debounced)");
+        this.restartAll();
+      }
+    });
+    if (py) context.subscriptions.push(py);
+  }
+
+  // ---- servers -------------------------------------------------------------------------------
+
+  async startAll(): Promise<void> {
+    await Promise.all((vscode.workspace.workspaceFolders ?? []).map((f) => this.startFolder(f)));
+  }
+
+  private async startFolder(folder: vscode.WorkspaceFolder): Promise<void> {
+    const server = new FolderServer(folder, this.output, {
+      onState: (s) => this.serverStateChanged(s),
+      onInvalidate: (s) => this.refresher(s.key)(),
+      onProblem: (s, p) => void this.showProblem(s, p),
+    });
+    this.servers.set(server.key, server);
+    this.model.upsert(this.folderState(server));
+    this.tree.refresh();
+    await server.start();
+  }
+
+  private async foldersChanged(e: vscode.WorkspaceFoldersChangeEvent): Promise<void> {
+    for (const f of e.removed) {
+      const key = f.uri.toString();
+      const server = this.servers.get(key);
+      this.servers.delete(key);
+      this.model.remove(key);
+      await server?.dispose();
+    }
+    await Promise.all(e.added.map((f) => this.startFolder(f)));
+    this.tree.refresh();
+    this.updateStatusBar();
+  }
+
+  private folderState(server: FolderServer): FolderState {
+    const prev = this.model.get(server.key);
+    return {
+      key: server.key,
+      name: server.folder.name,
+      root: server.root,
+      state: server.state,
+      error: server.error,
+      status: server.state === "running" ? prev?.status : undefined,
+      views: server.state === "running" ? (prev?.views ?? new Map()) : new Map(),
+    };
+  }
+
+  private serverStateChanged(server: FolderServer): void {
+    if (!this.servers.has(server.key)) return;
+    this.model.upsert(this.folderState(server));
+    if (server.state === "running") {
+      this.shownProblems.delete(server.key);
+      void this.refreshFolder(server.key);
+    }
+    this.tree.refresh();
+    this.lenses.refresh();
+    this.updateStatusBar();
+  }
+
+  private async showProblem(server: FolderServer, problem: LaunchProblem): Promise<void> {
+    if (this.shownProblems.has(server.key)) return;
+    this.shownProblems.add(server.key);
+    const actions = ["Open Settings", ...(problem.fix ? ["Copy Install Command"] : []), "Show Output"];
+    const choice = await vscode.window.showErrorMessage(problem.message, ...actions);
+    if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "freshLs.python");
+    } else if (choice === "Copy Install Command" && problem.fix) {
+      await vscode.env.clipboard.writeText(problem.fix);
+    } else if (choice === "Show Output") {
+      this.output.show(true);
+    }
+  }
+
+  private async restart(): Promise<void> {
+    this.shownProblems.clear();
+    await Promise.all(Array.from(this.servers.values(), (s) => s.restart()));
+  }
+
+  // ---- refreshing ----------------------------------------------------------------------------
+
+  private refresher(folder: string): () => void {
+    let fn = this.refreshers.get(folder);
+    if (!fn) {
+      fn = debounce(() => void this.refreshFolder(folder), 150);
+      this.refreshers.set(folder, fn);
+    }
+    return fn;
+  }
+
+  async refreshAll(): Promise<void> {
+    await Promise.all(Array.from(this.servers.keys(), (k) => this.refreshFolder(k)));
+  }
+
+  /** Status and every session's views, then the panel, lenses, status bar and open diffs. */
+  private async refreshFolder(folder: string): Promise<void> {
+    const server = this.servers.get(folder);
+    if (!server || server.state !== "running") return;
+    try {
+      const status = await server.request(ClientMethods.status, {});
+      const views = new Map<string, StaleView[]>();
+      for (const s of status.sessions) {
+        views.set(s.session, (await server.request(ClientMethods.stale, { session: s.session })).views);
+      }
+      this.fingerprints.set(folder, fingerprint(status.sessions));
+      this.model.setSnapshot(folder, status, views);
+    } catch (err) {
+      this.output.appendLine(`refresh ${server.folder.name}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    this.tree.refresh();
+    this.lenses.refresh();
+    this.observed.refresh(folder);
+    this.projection.refresh();
+    this.updateStatusBar();
+  }
+
+  /**
+   * `fresh/didInvalidate` comes when a view's status moves; a new view (a harness's observe)
+   * or a forgotten one does not move any, so a cheap `fresh/status` poll catches those.
+   */
+  private schedulePoll(): void {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
+    const seconds = vscode.workspace.getConfiguration("freshLs").get<number>("refreshSeconds", 3);
+    if (!seconds || seconds <= 0) return;
+    this.pollTimer = setInterval(() => void this.poll(), Math.max(1, seconds) * 1000);
+  }
+
+  private async poll(): Promise<void> {
+    for (const server of this.servers.values()) {
+      if (server.state !== "running") continue;
+      try {
+        const status = await server.request(ClientMethods.status, {});
+        if (fingerprint(status.sessions) !== this.fingerprints.get(server.key)) this.refresher(server.key)();
+      } catch {
+        // the next poll tries again; state changes are reported by the server wrapper
+      }
+    }
+  }
+
+  private updateStatusBar(): void {
+    const running = this.model.anyRunning();
+    const stale = this.model.staleCount();
+    this.statusItem.text = statusBarText(stale, running);
+    this.statusItem.tooltip = statusBarTooltip(stale, this.model.sessionCount(), running);
+    this.statusItem.backgroundColor =
+      running && stale > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+  }
+
+  // ---- commands ------------------------------------------------------------------------------
+
+  private async openView(target: ViewTarget): Promise<void> {
+    const server = this.servers.get(target.folder);
+    if (!server) return;
+    let view = this.model.view(target.folder, target.session, target.viewId);
+    try {
+      const fresh = await server.request(ClientMethods.stale, { session: target.session, viewIds: [target.viewId] });
+      view = fresh.views[0] ?? view;
+    } catch (err) {
+      if (!view) {
+        void vscode.window.showErrorMessage(`fresh-ls: ${err instanceof Error ? err.message : String(err)}`);
+        return;
+      }
+    }
+    if (!view) return;
+    const plan = openPlan(view, target.unitId);
+    const fileUri = vscode.Uri.joinPath(server.folder.uri, view.path);
+    const ref = { folder: target.folder, session: target.session, viewId: view.viewId, path: view.path };
+    if (plan.kind === "diff") {
+      await vscode.commands.executeCommand(
+        "vscode.diff",
+        observedDocUri(ref),
+        fileUri,
+        diffTitle(view.path, view.observed, target.session),
+        { preview: true, selection: plan.select ? caretAt(plan.select) : undefined },
+      );
+    } else if (plan.kind === "file") {
+      await vscode.window.showTextDocument(fileUri, { preview: true, selection: toRange(plan.select) });
+    } else {
+      const doc = await vscode.workspace.openTextDocument(observedDocUri({ ...ref, alone: true }));
+      await vscode.window.showTextDocument(doc, { preview: true });
+      void vscode.window.setStatusBarMessage(observedTitle(view.path, view.observed, target.session), 5000);
+    }
+  }
+
+  /** A folder and session from a tree node, or asked for. */
+  private async pickSession(node?: Node, purpose = "Session"): Promise<{ folder: string; session: string } | undefined> {
+    if (node && node.type !== "folder" && node.type !== "message" && "session" in node) {
+      return { folder: node.folder, session: node.session };
+    }
+    const items: (vscode.QuickPickItem & { folder: string; session: string })[] = [];
+    const multi = this.model.list().length > 1;
+    for (const f of this.model.list()) {
+      if (node?.type === "folder" && node.folder !== f.key) continue;
+      for (const s of f.status?.sessions ?? []) {
+        items.push({
+          label: s.session,
+          description: `${s.views} views · ${s.stale} stale${multi ? ` · ${f.name}` : ""}`,
+          folder: f.key,
+          session: s.session,
+        });
+      }
+    }
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage("fresh-ls: no agent session has registered views yet.");
+      return undefined;
+    }
+    if (items.length === 1) return items[0];
+    return vscode.window.showQuickPick(items, { placeHolder: purpose });
+  }
+
+  private async pickFolder(node?: Node): Promise<FolderServer | undefined> {
+    if (node) return this.servers.get(node.folder);
+    const servers = Array.from(this.servers.values());
+    if (servers.length <= 1) return servers[0];
+    const pick = await vscode.window.showQuickPick(
+      servers.map((s) => ({ label: s.folder.name, description: s.root, server: s })),
+      { placeHolder: "Workspace folder" },
+    );
+    return pick?.server;
+  }
+
+  private async showProjection(node?: Node): Promise<void> {
+    const picked = await this.pickSession(node, "Show the projection of which session?");
+    if (!picked) return;
+    const uri = projectionDocUri(picked);
+    this.projection.refresh();
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: false });
+  }
+
+  private async copyEndpoint(node?: Node): Promise<void> {
+    const server = await this.pickFolder(node);
+    if (!server) {
+      void vscode.window.showInformationMessage("fresh-ls: open a folder first.");
+      return;
+    }
+    const stateDir = this.model.get(server.key)?.status?.stateDir;
+    const file = server.endpointFile(stateDir);
+    const ep = await readEndpoint(file);
+    if (!ep) {
+      void vscode.window.showErrorMessage(
+        `fresh-ls: no endpoint at ${file}; the server for ${server.folder.name} is not listening. Run “fresh-ls: Restart Server”.`,
+      );
+      return;
+    }
+    await vscode.env.clipboard.writeText(endpointClipboard(ep, file, server.root));
+    void vscode.window.showInformationMessage(
+      `fresh-ls: copied the endpoint of ${server.folder.name} (${ep.address} and its token). ` +
+        `A harness can also read ${file}, e.g. SyncClient.attach(root).`,
+    );
+  }
+
+  private async forgetSession(node?: Node): Promise<void> {
+    const picked = await this.pickSession(node, "Forget which session?");
+    if (!picked) return;
+    const server = this.servers.get(picked.folder);
+    if (!server) return;
+    const ok = await vscode.window.showWarningMessage(
+      `Forget every view of agent session “${picked.session}”? Its harness will have to register them again.`,
+      { modal: true },
+      "Forget",
+    );
+    if (ok !== "Forget") return;
+    const result = await server.request(ClientMethods.forget, { session: picked.session });
+    void vscode.window.showInformationMessage(
+      `fresh-ls: forgot ${result.forgotten} ${result.forgotten === 1 ? "view" : "views"} of ${picked.session}.`,
+    );
+    await this.refreshFolder(picked.folder);
+  }
+
+  async dispose(): Promise<void> {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    for (const r of this.refreshers.values()) r.cancel();
+    await Promise.all(Array.from(this.servers.values(), (s) => s.dispose()));
+    this.servers.clear();
+  }
+}
+
+function fingerprint(sessions: { session: string; views: number; stale: number }[]): string {
+  return JSON.stringify(sessions.map((s) => [s.session, s.views, s.stale]));
+}
+
+/** A caret at the first line of the range: reveals it without hiding the diff's colours. */
+function caretAt(r: LineRange): vscode.Range {
+  const line = Math.max(0, r.firstLine - 1);
+  return new vscode.Range(line, 0, line, 0);
+}
+
+function toRange(r: LineRange): vscode.Range {
+  const first = Math.max(0, r.firstLine - 1);
+  const last = Math.max(first, r.lastLine - 1);
+  return new vscode.Range(first, 0, last, 0);
+}

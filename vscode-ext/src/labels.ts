@@ -1,0 +1,201 @@
+// Words, icons and markdown for statuses, views and units. Pure: no `vscode` import.
+
+import type { LineRange, Status, StaleUnit, StaleView } from "./protocol";
+import { isStale } from "./protocol";
+
+/** A codicon id and the theme colour id to paint it with. */
+export interface IconSpec {
+  id: string;
+  color?: string;
+}
+
+export const STATUS_ICONS: Record<Status, IconSpec> = {
+  fresh: { id: "pass", color: "testing.iconPassed" },
+  moved: { id: "arrow-swap", color: "charts.blue" },
+  changed: { id: "diff-modified", color: "editorWarning.foreground" },
+  ambiguous: { id: "question", color: "charts.orange" },
+  deleted: { id: "trash", color: "errorForeground" },
+  unreadable: { id: "error", color: "errorForeground" },
+};
+
+/** One phrase per status, for tooltips. */
+export const STATUS_MEANING: Record<Status, string> = {
+  fresh: "the observed lines are unchanged and where they were",
+  moved: "unchanged text, now at other line numbers",
+  changed: "an edit overlaps the observed lines",
+  ambiguous: "several candidates, none can be chosen",
+  deleted: "the file or definition is gone",
+  unreadable: "the file cannot be read as text",
+};
+
+export function statusIcon(status: Status): IconSpec {
+  return STATUS_ICONS[status] ?? { id: "circle-outline" };
+}
+
+/** `lines 8-10`; an empty file's whole-file view (`lastLine` 0) is `no lines`. */
+export function linesLabel(range: LineRange): string {
+  if (range.lastLine < range.firstLine) return "no lines";
+  return `lines ${range.firstLine}-${range.lastLine}`;
+}
+
+/** `cart.py lines 8-10`. */
+export function pathLines(path: string, range: LineRange): string {
+  return `${path} ${linesLabel(range)}`;
+}
+
+/** What a unit is called in the panel: `method Cart.total`, `text`, `whole file`. */
+export function unitName(unit: Pick<StaleUnit, "kind" | "name" | "symbolKind">): string {
+  if (unit.kind === "file") return "whole file";
+  if (unit.kind === "symbol") {
+    const name = unit.name ?? "definition";
+    return unit.symbolKind ? `${unit.symbolKind} ${name}` : name;
+  }
+  return unit.name ? `text near ${unit.name}` : "text";
+}
+
+/** Tree label of a view: status first, so a glance down the panel reads the statuses. */
+export function viewLabel(view: Pick<StaleView, "viewId" | "status">): string {
+  return `${view.status} · ${view.viewId}`;
+}
+
+export function unitLabel(unit: StaleUnit): string {
+  return `${unit.status} · ${unitName(unit)}`;
+}
+
+/** Description of a view: `cart.py lines 8-10`, plus `(edit result)` or `· unsaved edits`. */
+export function viewDescription(view: StaleView): string {
+  let text = pathLines(view.path, view.observed);
+  if (view.kind === "editResult") text += " (edit result)";
+  if (view.editorDirty) text += " · unsaved edits";
+  return text;
+}
+
+/** Description of a unit: its observed lines, and where they are now when that differs. */
+export function unitDescription(unit: StaleUnit, path: string): string {
+  const seen = pathLines(path, unit.observed);
+  if (!unit.current) return seen;
+  if (unit.current.firstLine === unit.observed.firstLine && unit.current.lastLine === unit.observed.lastLine) {
+    return seen;
+  }
+  return `${seen} → now ${linesLabel(unit.current)}`;
+}
+
+export function sessionDescription(views: number, stale: number): string {
+  const v = `${views} ${views === 1 ? "view" : "views"}`;
+  return stale > 0 ? `${v} · ${stale} stale` : v;
+}
+
+/** Who changed the lines, in words. */
+export function changedByLabel(changedBy: string | null | undefined): string | undefined {
+  if (changedBy === undefined || changedBy === null) return undefined;
+  if (changedBy === "self") return "this session's own write";
+  if (changedBy === "editor") return "a save from the editor";
+  if (changedBy === "outside") return "a write no client reported (git, a formatter, another process)";
+  if (changedBy.startsWith("session:")) return `agent session ${changedBy.slice("session:".length)}`;
+  return changedBy;
+}
+
+export interface DiffStats {
+  added: number;
+  removed: number;
+  hunks: number;
+}
+
+/** Counts the `+`/`-` lines and hunks of a unified diff (headers excluded). */
+export function diffStats(diff: string | null | undefined): DiffStats {
+  const stats: DiffStats = { added: 0, removed: 0, hunks: 0 };
+  if (!diff) return stats;
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("+++ ") || line.startsWith("--- ")) continue;
+    if (line.startsWith("@@")) stats.hunks += 1;
+    else if (line.startsWith("+")) stats.added += 1;
+    else if (line.startsWith("-")) stats.removed += 1;
+  }
+  return stats;
+}
+
+export function diffSummary(stats: DiffStats): string {
+  const lines = (n: number) => `${n} ${n === 1 ? "line" : "lines"}`;
+  if (stats.added === 0 && stats.removed === 0) return "no line changes";
+  return `+${lines(stats.added)} −${lines(stats.removed)} in ${stats.hunks} ${stats.hunks === 1 ? "hunk" : "hunks"}`;
+}
+
+/** Escapes text for a markdown paragraph. */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/([\\`*_{}[\]()#+\-.!|<>~])/g, "\\$1");
+}
+
+/** A fenced code block whose fence is longer than any backtick run inside the text. */
+export function codeBlock(text: string, language = ""): string {
+  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  const body = text.endsWith("\n") ? text : `${text}\n`;
+  return `${fence}${language}\n${body}${fence}`;
+}
+
+const MAX_TOOLTIP_DIFF_LINES = 40;
+
+function clipDiff(diff: string): string {
+  const lines = diff.split("\n");
+  if (lines.length <= MAX_TOOLTIP_DIFF_LINES) return diff;
+  return `${lines.slice(0, MAX_TOOLTIP_DIFF_LINES).join("\n")}\n… ${lines.length - MAX_TOOLTIP_DIFF_LINES} more lines`;
+}
+
+/** Markdown tooltip of a unit: status, where, who changed it, and the diff summary and diff. */
+export function unitTooltip(unit: StaleUnit, path: string): string {
+  const parts = [
+    `**${unit.status}** · ${escapeMarkdown(unitName(unit))}`,
+    `${escapeMarkdown(unitDescription(unit, path))}`,
+    `_${STATUS_MEANING[unit.status] ?? unit.status}_`,
+  ];
+  const by = changedByLabel(unit.changedBy);
+  if (by && isStale(unit.status)) parts.push(`changed by ${escapeMarkdown(by)}`);
+  if (unit.diff) {
+    parts.push(diffSummary(diffStats(unit.diff)));
+    parts.push(codeBlock(clipDiff(unit.diff), "diff"));
+  }
+  return parts.join("\n\n");
+}
+
+/** Markdown tooltip of a view: status, path and lines, units, diff summary, who changed it. */
+export function viewTooltip(view: StaleView, session: string): string {
+  const parts = [
+    `**${view.status}** · view ${escapeMarkdown(view.viewId)} of session ${escapeMarkdown(session)}`,
+    escapeMarkdown(viewDescription(view)),
+    `_${STATUS_MEANING[view.status] ?? view.status}_`,
+  ];
+  const total: DiffStats = { added: 0, removed: 0, hunks: 0 };
+  const who = new Set<string>();
+  for (const unit of view.units) {
+    const s = diffStats(unit.diff);
+    total.added += s.added;
+    total.removed += s.removed;
+    total.hunks += s.hunks;
+    const by = isStale(unit.status) ? changedByLabel(unit.changedBy) : undefined;
+    if (by) who.add(by);
+  }
+  if (who.size > 0) parts.push(`changed by ${Array.from(who, escapeMarkdown).join("; ")}`);
+  if (total.hunks > 0) parts.push(`diff: ${diffSummary(total)}`);
+  const diffs = view.units.filter((u) => u.diff).map((u) => u.diff as string);
+  if (diffs.length > 0) parts.push(codeBlock(clipDiff(diffs.join("")), "diff"));
+  if (view.status === "changed") parts.push("Click to compare what the agent saw with the file on disk.");
+  if (view.editorDirty) parts.push("An editor buffer of this file has unsaved edits (the disk is what counts).");
+  return parts.join("\n\n");
+}
+
+export function statusBarText(stale: number, running: boolean): string {
+  if (!running) return "$(circle-slash) fresh-ls";
+  return stale > 0 ? `$(history) ${stale} stale` : "$(pass) fresh-ls";
+}
+
+export function statusBarTooltip(stale: number, sessions: number, running: boolean): string {
+  if (!running) return "fresh-ls: the sidecar is not running. Click to open the agent views panel.";
+  const s = `${sessions} agent ${sessions === 1 ? "session" : "sessions"}`;
+  const v = `${stale} stale ${stale === 1 ? "view" : "views"}`;
+  return `fresh-ls: ${v} across ${s}. Click to open the agent views panel.`;
+}
+
+/** The CodeLens title on a definition that a session saw in an older version. */
+export function lensTitle(session: string): string {
+  return `agent ${session} saw an older version · Show diff`;
+}

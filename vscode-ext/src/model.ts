@@ -1,0 +1,409 @@
+// The agent views tree as plain data: folders → sessions → views → units, and what each row
+// shows. Pure: no `vscode` import (tree.ts maps `RowSpec` onto vscode.TreeItem).
+
+import {
+  lensTitle,
+  sessionDescription,
+  statusIcon,
+  unitDescription,
+  unitLabel,
+  unitTooltip,
+  viewDescription,
+  viewLabel,
+  viewTooltip,
+  type IconSpec,
+} from "./labels";
+import type { LineRange, SessionSummary, StaleUnit, StaleView, Status, StatusResult } from "./protocol";
+import { STATUS_ORDER, isStale } from "./protocol";
+
+export type ServerState = "starting" | "running" | "stopped" | "failed";
+
+/** What the extension knows about one workspace folder's server. */
+export interface FolderState {
+  /** The folder's URI as a string: the key everywhere. */
+  key: string;
+  name: string;
+  /** The folder's path on disk (the server's root). */
+  root: string;
+  state: ServerState;
+  /** Why the server is not running, with the fix. */
+  error?: string;
+  status?: StatusResult;
+  /** Views per session, from `fresh/stale`. */
+  views: Map<string, StaleView[]>;
+}
+
+export type Node =
+  | { type: "folder"; folder: string }
+  | { type: "message"; folder: string; text: string; tooltip?: string; icon: IconSpec }
+  | { type: "session"; folder: string; session: string }
+  | { type: "view"; folder: string; session: string; viewId: string }
+  | { type: "unit"; folder: string; session: string; viewId: string; unitId: string };
+
+export interface ClickAction {
+  command: string;
+  title: string;
+  args: unknown[];
+}
+
+/** Everything a tree row shows, independent of the editor API. */
+export interface RowSpec {
+  id: string;
+  label: string;
+  description?: string;
+  /** Markdown. */
+  tooltip?: string;
+  icon?: IconSpec;
+  collapsible: "none" | "collapsed" | "expanded";
+  contextValue: string;
+  click?: ClickAction;
+}
+
+/** Command ids, shared by package.json contributions, the tree and the lenses. */
+export const Commands = {
+  refresh: "freshLs.refresh",
+  restart: "freshLs.restartServer",
+  showProjection: "freshLs.showProjection",
+  copyEndpoint: "freshLs.copyEndpoint",
+  forgetSession: "freshLs.forgetSession",
+  openView: "freshLs.openView",
+  focusPanel: "freshLs.views.focus",
+} as const;
+
+/** What a click on a view (or unit) does. */
+export interface ViewTarget {
+  folder: string;
+  session: string;
+  viewId: string;
+  unitId?: string;
+}
+
+export class PanelModel {
+  private readonly folders = new Map<string, FolderState>();
+
+  /** Folders in the order they were set (the workspace's order). */
+  list(): FolderState[] {
+    return Array.from(this.folders.values());
+  }
+
+  get(folder: string): FolderState | undefined {
+    return this.folders.get(folder);
+  }
+
+  upsert(state: FolderState): void {
+    this.folders.set(state.key, state);
+  }
+
+  remove(folder: string): void {
+    this.folders.delete(folder);
+  }
+
+  /** Replaces the status and the views of every session it names; drops sessions it does not. */
+  setSnapshot(folder: string, status: StatusResult, views: Map<string, StaleView[]>): void {
+    const f = this.folders.get(folder);
+    if (!f) return;
+    f.status = status;
+    f.views = views;
+  }
+
+  /** Replaces one session's views (after a `fresh/didInvalidate`), keeping its summary true. */
+  setSessionViews(folder: string, session: string, views: StaleView[]): void {
+    const f = this.folders.get(folder);
+    if (!f) return;
+    f.views.set(session, views);
+    if (f.status) {
+      const summary = { session, views: views.length, stale: views.filter((v) => isStale(v.status)).length };
+      const others = f.status.sessions.filter((s) => s.session !== session);
+      f.status = { ...f.status, sessions: views.length > 0 ? sortSessions([...others, summary]) : others };
+    }
+    if (views.length === 0) f.views.delete(session);
+  }
+
+  sessions(folder: string): SessionSummary[] {
+    return this.folders.get(folder)?.status?.sessions ?? [];
+  }
+
+  views(folder: string, session: string): StaleView[] {
+    return sortViews(this.folders.get(folder)?.views.get(session) ?? []);
+  }
+
+  view(folder: string, session: string, viewId: string): StaleView | undefined {
+    return this.folders.get(folder)?.views.get(session)?.find((v) => v.viewId === viewId);
+  }
+
+  /** Stale views over every running folder (what the status bar shows). */
+  staleCount(): number {
+    let n = 0;
+    for (const f of this.folders.values()) {
+      for (const s of f.status?.sessions ?? []) n += s.stale;
+    }
+    return n;
+  }
+
+  sessionCount(): number {
+    let n = 0;
+    for (const f of this.folders.values()) n += f.status?.sessions.length ?? 0;
+    return n;
+  }
+
+  anyRunning(): boolean {
+    return this.list().some((f) => f.state === "running");
+  }
+
+  /** The rows under `node` (the top level when undefined). */
+  children(node?: Node): Node[] {
+    if (!node) {
+      const folders = this.list();
+      if (folders.length === 1) return this.folderChildren(folders[0]);
+      return folders.map((f) => ({ type: "folder", folder: f.key }) as Node);
+    }
+    switch (node.type) {
+      case "folder": {
+        const f = this.folders.get(node.folder);
+        return f ? this.folderChildren(f) : [];
+      }
+      case "session":
+        return this.views(node.folder, node.session).map((v) => ({
+          type: "view",
+          folder: node.folder,
+          session: node.session,
+          viewId: v.viewId,
+        }));
+      case "view": {
+        const view = this.view(node.folder, node.session, node.viewId);
+        return (view?.units ?? []).map((u) => ({
+          type: "unit",
+          folder: node.folder,
+          session: node.session,
+          viewId: node.viewId,
+          unitId: u.unitId,
+        }));
+      }
+      default:
+        return [];
+    }
+  }
+
+  private folderChildren(f: FolderState): Node[] {
+    if (f.state === "failed") {
+      return [
+        {
+          type: "message",
+          folder: f.key,
+          text: "fresh-ls is not running",
+          tooltip: f.error,
+          icon: { id: "error", color: "errorForeground" },
+        },
+      ];
+    }
+    if (f.state === "starting" && !f.status) {
+      return [{ type: "message", folder: f.key, text: "starting the sidecar…", icon: { id: "loading~spin" } }];
+    }
+    if (f.state === "stopped" && !f.status) {
+      return [{ type: "message", folder: f.key, text: "the sidecar is stopped", icon: { id: "debug-stop" } }];
+    }
+    // No sessions: an empty list, so the view shows its welcome text.
+    return (f.status?.sessions ?? []).map((s) => ({ type: "session", folder: f.key, session: s.session }) as Node);
+  }
+
+  /** What `node`'s row shows. */
+  row(node: Node): RowSpec {
+    switch (node.type) {
+      case "folder": {
+        const f = this.folders.get(node.folder);
+        const sessions = f?.status?.sessions ?? [];
+        const stale = sessions.reduce((n, s) => n + s.stale, 0);
+        return {
+          id: `folder:${node.folder}`,
+          label: f?.name ?? node.folder,
+          description: f?.state === "running" ? sessionCount(sessions.length, stale) : f?.state,
+          tooltip: f?.error ?? f?.root,
+          icon: { id: "root-folder" },
+          collapsible: "expanded",
+          contextValue: "folder",
+        };
+      }
+      case "message":
+        return {
+          id: `message:${node.folder}:${node.text}`,
+          label: node.text,
+          tooltip: node.tooltip,
+          icon: node.icon,
+          collapsible: "none",
+          contextValue: "message",
+        };
+      case "session": {
+        const summary = this.sessions(node.folder).find((s) => s.session === node.session);
+        const views = summary?.views ?? 0;
+        const stale = summary?.stale ?? 0;
+        return {
+          id: `session:${node.folder}:${node.session}`,
+          label: node.session,
+          description: sessionDescription(views, stale),
+          tooltip: `Agent session **${node.session}**: ${sessionDescription(views, stale)}`,
+          icon: stale > 0 ? { id: "hubot", color: "editorWarning.foreground" } : { id: "hubot" },
+          collapsible: "expanded",
+          contextValue: "session",
+        };
+      }
+      case "view": {
+        const view = this.view(node.folder, node.session, node.viewId);
+        if (!view) {
+          return { id: viewRowId(node), label: node.viewId, collapsible: "none", contextValue: "view" };
+        }
+        return {
+          id: viewRowId(node),
+          label: viewLabel(view),
+          description: viewDescription(view),
+          tooltip: viewTooltip(view, node.session),
+          icon: statusIcon(view.status),
+          // One unit that covers the view says nothing new: no need to open it.
+          collapsible: view.units.length > 1 || isStale(view.status) ? "collapsed" : "none",
+          contextValue: `view.${view.status}`,
+          click: openViewAction({ folder: node.folder, session: node.session, viewId: node.viewId }),
+        };
+      }
+      case "unit": {
+        const view = this.view(node.folder, node.session, node.viewId);
+        const unit = view?.units.find((u) => u.unitId === node.unitId);
+        if (!view || !unit) {
+          return { id: unitRowId(node), label: node.unitId, collapsible: "none", contextValue: "unit" };
+        }
+        return {
+          id: unitRowId(node),
+          label: unitLabel(unit),
+          description: unitDescription(unit, view.path),
+          tooltip: unitTooltip(unit, view.path),
+          icon: statusIcon(unit.status),
+          collapsible: "none",
+          contextValue: `unit.${unit.status}`,
+          click: openViewAction({
+            folder: node.folder,
+            session: node.session,
+            viewId: node.viewId,
+            unitId: node.unitId,
+          }),
+        };
+      }
+    }
+  }
+}
+
+function sessionCount(sessions: number, stale: number): string {
+  const s = `${sessions} ${sessions === 1 ? "session" : "sessions"}`;
+  return stale > 0 ? `${s} · ${stale} stale` : s;
+}
+
+function viewRowId(node: { folder: string; session: string; viewId: string }): string {
+  return `view:${node.folder}:${node.session}:${node.viewId}`;
+}
+
+function unitRowId(node: { folder: string; session: string; viewId: string; unitId: string }): string {
+  return `unit:${node.folder}:${node.session}:${node.viewId}:${node.unitId}`;
+}
+
+export function openViewAction(target: ViewTarget): ClickAction {
+  return { command: Commands.openView, title: "Open view", args: [target] };
+}
+
+function rank(status: Status): number {
+  return STATUS_ORDER.indexOf(status);
+}
+
+/** Worst first, then by path and first line, then by id: a stable order. */
+export function sortViews(views: StaleView[]): StaleView[] {
+  return [...views].sort(
+    (a, b) =>
+      rank(b.status) - rank(a.status) ||
+      a.path.localeCompare(b.path) ||
+      a.observed.firstLine - b.observed.firstLine ||
+      a.viewId.localeCompare(b.viewId),
+  );
+}
+
+export function sortSessions(sessions: SessionSummary[]): SessionSummary[] {
+  return [...sessions].sort((a, b) => a.session.localeCompare(b.session));
+}
+
+/** What a click on a view or unit opens. */
+export type OpenPlan =
+  | { kind: "diff"; select?: LineRange }
+  | { kind: "file"; select: LineRange }
+  | { kind: "observed" };
+
+/**
+ * changed → the diff between what the agent saw and the file; fresh or moved → the file at
+ * the lines (they are unchanged); deleted, ambiguous, unreadable → what the agent saw, alone.
+ */
+export function openPlan(view: StaleView, unitId?: string): OpenPlan {
+  const unit: StaleUnit | undefined = unitId ? view.units.find((u) => u.unitId === unitId) : undefined;
+  const status = unit?.status ?? view.status;
+  const current = unit ? unit.current : currentRange(view);
+  if (status === "changed") return { kind: "diff", select: current ?? undefined };
+  if (status === "fresh" || status === "moved") {
+    return { kind: "file", select: current ?? unit?.observed ?? view.observed };
+  }
+  // A view with a definition gone (or ambiguous) but other lines still found: the diff shows both.
+  if (!unit && (status === "deleted" || status === "ambiguous") && current) return { kind: "diff", select: current };
+  return { kind: "observed" };
+}
+
+/** Where a view's lines are now: the span of its units' current ranges (null when none has one). */
+export function currentRange(view: StaleView): LineRange | null {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const u of view.units) {
+    if (!u.current) continue;
+    first = Math.min(first, u.current.firstLine);
+    last = Math.max(last, u.current.lastLine);
+  }
+  return Number.isFinite(first) ? { firstLine: first, lastLine: last } : null;
+}
+
+export interface LensSpec {
+  /** 1-based line of the definition now. */
+  line: number;
+  session: string;
+  viewId: string;
+  unitId: string;
+  title: string;
+}
+
+/**
+ * CodeLenses for one file: a definition (symbol unit) that a session saw in an older version
+ * (`changed`), at the line it starts on now; one lens per session and definition.
+ */
+export function lensesFor(folder: FolderState | undefined, relPath: string): LensSpec[] {
+  if (!folder) return [];
+  const out: LensSpec[] = [];
+  const seen = new Set<string>();
+  const sessions = Array.from(folder.views.keys()).sort();
+  for (const session of sessions) {
+    for (const view of sortViews(folder.views.get(session) ?? [])) {
+      if (view.path !== relPath) continue;
+      for (const unit of view.units) {
+        if (unit.kind !== "symbol" || unit.status !== "changed" || !unit.current) continue;
+        const key = `${session}\u0000${unit.name ?? ""}\u0000${unit.current.firstLine}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({
+          line: unit.current.firstLine,
+          session,
+          viewId: view.viewId,
+          unitId: unit.unitId,
+          title: lensTitle(session),
+        });
+      }
+    }
+  }
+  return out.sort((a, b) => a.line - b.line || a.session.localeCompare(b.session));
+}
+
+/** The root-relative path with `/` separators of an absolute path inside `root`, else undefined. */
+export function relativePath(root: string, absolute: string): string | undefined {
+  const norm = (p: string) => p.replace(/\\/g, "/").replace(/\/+$/, "");
+  const r = norm(root);
+  const a = norm(absolute);
+  if (a === r || !a.startsWith(`${r}/`)) return undefined;
+  return a.slice(r.length + 1);
+}

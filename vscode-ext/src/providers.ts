@@ -1,0 +1,145 @@
+// Read-only documents (what the agent saw; the projection) and the CodeLens on definitions
+// that a session saw in an older version.
+
+import * as vscode from "vscode";
+import {
+  OBSERVED_SCHEME,
+  PROJECTION_SCHEME,
+  observedUri,
+  parseObservedUri,
+  parseProjectionUri,
+  projectionText,
+  projectionUri,
+  spliceObserved,
+  type ObservedRef,
+  type ProjectionRef,
+} from "./diffdoc";
+import { Commands, currentRange, lensesFor, relativePath, type PanelModel, type ViewTarget } from "./model";
+import { ClientMethods, type Policy } from "./protocol";
+import type { FolderServer } from "./server";
+
+export type ServerLookup = (folder: string) => FolderServer | undefined;
+
+export function toUri(parts: { scheme: string; path: string; query: string }): vscode.Uri {
+  return vscode.Uri.from(parts);
+}
+
+/** `fresh-ls-observed:` — the file as the agent saw it (see diffdoc.ts). */
+export class ObservedProvider implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly servers: ServerLookup) {}
+
+  /** Re-renders the open observed documents of a folder (after its views changed). */
+  refresh(folder?: string): void {
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme !== OBSERVED_SCHEME) continue;
+      try {
+        if (!folder || parseObservedUri(doc.uri).folder === folder) this.changed.fire(doc.uri);
+      } catch {
+        // not ours
+      }
+    }
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref = parseObservedUri(uri);
+    const server = this.servers(ref.folder);
+    if (!server) throw new Error(`fresh-ls: no server for ${ref.folder}`);
+    const seen = await server.request(ClientMethods.viewText, { session: ref.session, viewId: ref.viewId });
+    if (ref.alone) return seen.text;
+    const stale = await server.request(ClientMethods.stale, { session: ref.session, viewIds: [ref.viewId] });
+    const view = stale.views[0];
+    const range = view ? currentRange(view) : null;
+    let current: string;
+    try {
+      const bytes = await vscode.workspace.fs.readFile(vscode.Uri.joinPath(server.folder.uri, seen.path));
+      current = new TextDecoder("utf-8").decode(bytes);
+    } catch {
+      return seen.text;
+    }
+    return spliceObserved(current, seen.text, range);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** `fresh-ls-projection:` — the rendered projection of a session. */
+export class ProjectionProvider implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly servers: ServerLookup) {}
+
+  refresh(): void {
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === PROJECTION_SCHEME) this.changed.fire(doc.uri);
+    }
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref: ProjectionRef = parseProjectionUri(uri);
+    const server = this.servers(ref.folder);
+    if (!server) throw new Error(`fresh-ls: no server for ${ref.folder}`);
+    const config = vscode.workspace.getConfiguration("freshLs", server.folder);
+    const budget = config.get<number | null>("budgetBytes");
+    const policy = config.get<string>("policy");
+    const result = await server.request(ClientMethods.project, {
+      session: ref.session,
+      ...(typeof budget === "number" ? { budgetBytes: budget } : {}),
+      ...(policy === "stale" || policy === "all" ? { policy: policy as Policy } : {}),
+    });
+    return projectionText(ref.session, result.rendered);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+export function observedDocUri(ref: ObservedRef): vscode.Uri {
+  return toUri(observedUri(ref));
+}
+
+export function projectionDocUri(ref: ProjectionRef): vscode.Uri {
+  return toUri(projectionUri(ref));
+}
+
+/** "agent <session> saw an older version · Show diff" above such definitions. */
+export class StaleLensProvider implements vscode.CodeLensProvider {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.changed.event;
+
+  constructor(private readonly model: PanelModel) {}
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    if (!vscode.workspace.getConfiguration("freshLs", doc.uri).get<boolean>("codeLens", true)) return [];
+    const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
+    if (!folder) return [];
+    const rel = relativePath(folder.uri.fsPath, doc.uri.fsPath);
+    if (!rel) return [];
+    const key = folder.uri.toString();
+    return lensesFor(this.model.get(key), rel)
+      .filter((lens) => lens.line >= 1 && lens.line <= doc.lineCount)
+      .map((lens) => {
+        const target: ViewTarget = { folder: key, session: lens.session, viewId: lens.viewId, unitId: lens.unitId };
+        return new vscode.CodeLens(new vscode.Range(lens.line - 1, 0, lens.line - 1, 0), {
+          title: lens.title,
+          tooltip: `Compare what agent session ${lens.session} saw (view ${lens.viewId}) with the file on disk`,
+          command: Commands.openView,
+          arguments: [target],
+        });
+      });
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

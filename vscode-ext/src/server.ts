@@ -1,0 +1,341 @@
+// One fresh-ls sidecar per workspace folder, through vscode-languageclient: the editor's
+// buffers flow in over standard LSP on stdio, and harnesses attach to the same engine through
+// the endpoint the server writes (`--listen`). When a server already runs on the root (a
+// harness started it first), the extension attaches to it through its endpoint instead.
+
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  RevealOutputChannelOn,
+  State,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StreamInfo,
+} from "vscode-languageclient/node";
+import {
+  CHECK_ARGS,
+  chooseInterpreter,
+  initializationOptions,
+  launchProblem,
+  parseAddress,
+  parseEndpoint,
+  serverArgs,
+  type CheckFailure,
+  type Interpreter,
+  type LaunchProblem,
+} from "./launch";
+import type { ServerState } from "./model";
+import {
+  ServerMethods,
+  type ClientMethod,
+  type DidInvalidateParams,
+  type Endpoint,
+  type ParamsOf,
+  type ResultOf,
+} from "./protocol";
+
+const STATE_DIR = ".fresh-ls";
+const CHECK_TIMEOUT_MS = 30_000;
+
+export interface ServerEvents {
+  onState(server: FolderServer): void;
+  onInvalidate(server: FolderServer, params: DidInvalidateParams): void;
+  onProblem(server: FolderServer, problem: LaunchProblem): void;
+}
+
+export class FolderServer {
+  state: ServerState = "stopped";
+  error?: string;
+  interpreter?: Interpreter;
+  version?: string;
+  /** True when attached to a server someone else started (through its endpoint). */
+  attached = false;
+  private client?: LanguageClient;
+  private childPid?: number;
+  private starting?: Promise<void>;
+
+  constructor(
+    readonly folder: vscode.WorkspaceFolder,
+    private readonly output: vscode.OutputChannel,
+    private readonly events: ServerEvents,
+  ) {}
+
+  get key(): string {
+    return this.folder.uri.toString();
+  }
+
+  get root(): string {
+    return this.folder.uri.fsPath;
+  }
+
+  endpointFile(stateDir?: string): string {
+    return path.join(stateDir ?? path.join(this.root, STATE_DIR), "endpoint.json");
+  }
+
+  private setState(state: ServerState, error?: string): void {
+    this.state = state;
+    this.error = error;
+    this.events.onState(this);
+  }
+
+  private log(message: string): void {
+    this.output.appendLine(`[${new Date().toISOString()}] ${this.folder.name}: ${message}`);
+  }
+
+  start(): Promise<void> {
+    this.starting ??= this.doStart().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private async doStart(): Promise<void> {
+    this.setState("starting");
+    const config = vscode.workspace.getConfiguration("freshLs", this.folder);
+    const interp = chooseInterpreter(config.get<string>("python"), await pythonFromExtension(this.folder.uri), {
+      workspaceFolder: this.root,
+      home: os.homedir(),
+    });
+    this.interpreter = interp;
+    this.log(`interpreter ${interp.command} (from ${interp.source})`);
+
+    const live = await liveEndpoint(this.endpointFile());
+    let serverOptions: ServerOptions;
+    let token: string | undefined;
+    if (live) {
+      this.log(`a server already runs on this root (pid ${live.pid}, ${live.address}): attaching to it`);
+      this.attached = true;
+      token = live.token;
+      serverOptions = () => connect(live);
+    } else {
+      const check = await checkInterpreter(interp.command, this.root);
+      if (!check.ok) {
+        const problem = launchProblem(interp, check.failure);
+        this.log(problem.message);
+        this.setState("failed", problem.message);
+        this.events.onProblem(this, problem);
+        return;
+      }
+      this.version = check.version;
+      this.attached = false;
+      const extra = config.get<string[]>("serverArgs") ?? [];
+      serverOptions = {
+        command: interp.command,
+        args: serverArgs(this.root, extra),
+        options: { cwd: this.root, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+      };
+    }
+
+    const clientOptions: LanguageClientOptions = {
+      // Only this folder's files: with several folders, each server hears its own buffers.
+      documentSelector: [{ scheme: "file", pattern: `${globEscape(this.root.replace(/\\/g, "/"))}/**/*` }],
+      workspaceFolder: this.folder,
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: initializationOptions(
+        { budgetBytes: config.get<number | null>("budgetBytes"), policy: config.get<string>("policy") },
+        token,
+      ),
+      initializationFailedHandler: (err) => {
+        this.log(`initialize failed: ${String(err)}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient(
+      `freshLs.${this.folder.index}`,
+      `fresh-ls (${this.folder.name})`,
+      serverOptions,
+      clientOptions,
+    );
+    this.client = client;
+    client.onNotification(ServerMethods.didInvalidate, (params: DidInvalidateParams) => {
+      this.events.onInvalidate(this, params);
+    });
+    client.onDidChangeState((e) => {
+      if (this.client !== client) return;
+      if (e.newState === State.Stopped && this.state === "running") {
+        this.setState("stopped", "the fresh-ls server stopped; run “fresh-ls: Restart Server”");
+      } else if (e.newState === State.Running && this.state === "stopped" && !this.starting) {
+        // vscode-languageclient restarted a crashed server by itself.
+        this.log("the server was restarted after a crash");
+        this.setState("running");
+      }
+    });
+    try {
+      await client.start();
+      // The server writes its endpoint before it serves stdio, so it is there by now.
+      const pid = this.attached ? undefined : (await readEndpoint(this.endpointFile()))?.pid;
+      this.childPid = pid;
+      this.log(this.attached ? "attached" : `started (pid ${pid ?? "?"})`);
+      this.setState("running");
+    } catch (err) {
+      const message = `fresh-ls: the server did not start for ${this.folder.name}: ${errorText(err)}. See the “fresh-ls” output.`;
+      this.log(message);
+      if (this.client === client) this.client = undefined;
+      await client.dispose(2000).catch(() => undefined);
+      this.setState("failed", message);
+      this.events.onProblem(this, { message });
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    const pid = this.childPid;
+    this.client = undefined;
+    this.childPid = undefined;
+    if (client) {
+      try {
+        if (client.isRunning()) await client.stop(4000);
+      } catch (err) {
+        this.log(`stop: ${errorText(err)}`);
+      }
+      await client.dispose(1000).catch(() => undefined);
+    }
+    if (pid) await waitForExit(pid, 5000);
+    this.setState("stopped");
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  async request<M extends ClientMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+    const client = this.client;
+    if (!client || this.state !== "running") {
+      throw new Error(`fresh-ls is not running for ${this.folder.name}${this.error ? `: ${this.error}` : ""}`);
+    }
+    return client.sendRequest(method, params) as Promise<ResultOf<M>>;
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+  }
+}
+
+/** Escapes glob metacharacters in a literal path. */
+function globEscape(p: string): string {
+  return p.replace(/[*?[\]{}]/g, (c) => `[${c}]`);
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The Python extension's active interpreter for `resource`, when that extension is installed. */
+async function pythonFromExtension(resource: vscode.Uri): Promise<string | undefined> {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  if (!ext) return undefined;
+  const ask = async (): Promise<string | undefined> => {
+    if (!ext.isActive) await ext.activate();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const api = ext.exports as any;
+    const envs = api?.environments;
+    if (envs?.getActiveEnvironmentPath && envs?.resolveEnvironment) {
+      const env = await envs.resolveEnvironment(envs.getActiveEnvironmentPath(resource));
+      const exe: string | undefined = env?.executable?.uri?.fsPath;
+      if (exe) return exe;
+    }
+    const cmd: string[] | undefined = api?.settings?.getExecutionDetails?.(resource)?.execCommand;
+    return cmd?.[0];
+  };
+  try {
+    return await Promise.race([ask(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000))]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Subscribes to the Python extension's interpreter changes, when it is installed. */
+export function onPythonInterpreterChange(listener: () => void): vscode.Disposable | undefined {
+  const ext = vscode.extensions.getExtension("ms-python.python");
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const event = (ext?.isActive ? (ext.exports as any)?.environments?.onDidChangeActiveEnvironmentPath : undefined) as
+    | vscode.Event<unknown>
+    | undefined;
+  return event ? event(() => listener()) : undefined;
+}
+
+type CheckResult = { ok: true; version: string } | { ok: false; failure: CheckFailure };
+
+function checkInterpreter(python: string, cwd: string): Promise<CheckResult> {
+  return new Promise((resolve) => {
+    execFile(python, [...CHECK_ARGS], { cwd, timeout: CHECK_TIMEOUT_MS }, (err, stdout, stderr) => {
+      if (!err) {
+        resolve({ ok: true, version: String(stdout).trim() });
+        return;
+      }
+      const code = (err as NodeJS.ErrnoException).code ?? (err as { status?: number }).status ?? null;
+      resolve({ ok: false, failure: { code, stderr: String(stderr || err.message) } });
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (alive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+}
+
+/** The endpoint of a server that is running on the root now, if any. */
+async function liveEndpoint(file: string): Promise<Endpoint | undefined> {
+  let text: string;
+  try {
+    text = await fs.promises.readFile(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const ep = parseEndpoint(text);
+  if (!ep || !alive(ep.pid)) return undefined;
+  try {
+    const sock = await connect(ep, 2000);
+    sock.reader.destroy();
+    return ep;
+  } catch {
+    return undefined;
+  }
+}
+
+function connect(ep: Endpoint, timeoutMs = 10_000): Promise<StreamInfo & { reader: net.Socket }> {
+  const addr = parseAddress(ep.address);
+  if (!addr) return Promise.reject(new Error(`bad endpoint address ${ep.address}`));
+  return new Promise((resolve, reject) => {
+    const sock =
+      addr.kind === "unix" ? net.createConnection({ path: addr.path }) : net.createConnection({ host: addr.host, port: addr.port });
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`timed out connecting to ${ep.address}`));
+    }, timeoutMs);
+    sock.once("connect", () => {
+      clearTimeout(timer);
+      resolve({ reader: sock, writer: sock });
+    });
+    sock.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
+/** Reads the live server's `endpoint.json` (for "Copy harness endpoint"). */
+export async function readEndpoint(file: string): Promise<Endpoint | undefined> {
+  try {
+    return parseEndpoint(await fs.promises.readFile(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}

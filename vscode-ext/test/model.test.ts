@@ -1,0 +1,210 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  Commands,
+  currentRange,
+  lensesFor,
+  openPlan,
+  PanelModel,
+  relativePath,
+  sortViews,
+  type FolderState,
+  type Node,
+} from "../src/model";
+import type { StaleView } from "../src/protocol";
+import { CHANGED_FILE, CHANGED_METHOD, DELETED, FRESH_INIT, MOVED, status } from "./fixtures";
+
+function folder(key = "file:///ws", name = "ws"): FolderState {
+  return { key, name, root: "/ws", state: "running", views: new Map() };
+}
+
+function modelWith(views: Record<string, StaleView[]>, key = "file:///ws"): PanelModel {
+  const m = new PanelModel();
+  m.upsert(folder(key));
+  const sessions = Object.entries(views).map(([session, vs]) => ({
+    session,
+    views: vs.length,
+    stale: vs.filter((v) => v.status !== "fresh").length,
+  }));
+  m.setSnapshot(key, status(sessions), new Map(Object.entries(views)));
+  return m;
+}
+
+describe("tree model", () => {
+  it("shows sessions → views → units for one folder", () => {
+    const m = modelWith({ "agent-1": [FRESH_INIT, CHANGED_METHOD] });
+    const top = m.children();
+    assert.deepEqual(top, [{ type: "session", folder: "file:///ws", session: "agent-1" }]);
+    const views = m.children(top[0]);
+    // worst first
+    assert.deepEqual(
+      views.map((n) => (n as { viewId: string }).viewId),
+      ["call_7", "call_3"],
+    );
+    const units = m.children(views[0]);
+    assert.equal(units.length, 1);
+    assert.deepEqual(units[0], {
+      type: "unit",
+      folder: "file:///ws",
+      session: "agent-1",
+      viewId: "call_7",
+      unitId: "u-dad278390b",
+    });
+    assert.deepEqual(m.children(units[0]), []);
+  });
+
+  it("puts folders on top when the workspace has several", () => {
+    const m = modelWith({ "agent-1": [CHANGED_METHOD] });
+    m.upsert(folder("file:///other", "other"));
+    const top = m.children();
+    assert.deepEqual(top, [
+      { type: "folder", folder: "file:///ws" },
+      { type: "folder", folder: "file:///other" },
+    ]);
+    assert.equal(m.children(top[0]).length, 1);
+    const row = m.row(top[0]);
+    assert.equal(row.label, "ws");
+    assert.equal(row.description, "1 session · 1 stale");
+  });
+
+  it("shows why the server is not running, and nothing while no session exists", () => {
+    const m = new PanelModel();
+    m.upsert({ ...folder(), state: "failed", error: "fresh_ls missing: pip install fresh-ls" });
+    const [msg] = m.children();
+    assert.equal(msg.type, "message");
+    const row = m.row(msg);
+    assert.equal(row.label, "fresh-ls is not running");
+    assert.match(row.tooltip ?? "", /pip install fresh-ls/);
+
+    const empty = modelWith({});
+    assert.deepEqual(empty.children(), [], "an empty tree shows the view's welcome text");
+
+    const starting = new PanelModel();
+    starting.upsert({ ...folder(), state: "starting" });
+    assert.equal(starting.row(starting.children()[0]).label, "starting the sidecar…");
+  });
+
+  it("labels a changed view with status icon, label, path and lines, and a click that opens it", () => {
+    const m = modelWith({ "agent-1": [CHANGED_METHOD] });
+    const node: Node = { type: "view", folder: "file:///ws", session: "agent-1", viewId: "call_7" };
+    const row = m.row(node);
+    assert.equal(row.label, "changed · call_7");
+    assert.equal(row.description, "cart.py lines 8-10");
+    assert.deepEqual(row.icon, { id: "diff-modified", color: "editorWarning.foreground" });
+    assert.equal(row.contextValue, "view.changed");
+    assert.equal(row.collapsible, "collapsed");
+    assert.deepEqual(row.click, {
+      command: Commands.openView,
+      title: "Open view",
+      args: [{ folder: "file:///ws", session: "agent-1", viewId: "call_7" }],
+    });
+    assert.match(row.tooltip ?? "", /\+1 line −1 line in 1 hunk/);
+    assert.match(row.tooltip ?? "", /changed by a write no client reported/);
+    assert.ok(row.id.includes("call_7"));
+  });
+
+  it("labels units with their definition and where they are now", () => {
+    const m = modelWith({ "agent-2": [MOVED] });
+    const node: Node = { type: "unit", folder: "file:///ws", session: "agent-2", viewId: "call_9", unitId: "u-helper" };
+    const row = m.row(node);
+    assert.equal(row.label, "moved · function helper");
+    assert.equal(row.description, "src/util.py lines 3-4 → now lines 5-6");
+    assert.deepEqual(row.icon, { id: "arrow-swap", color: "charts.blue" });
+    assert.deepEqual(row.click?.args, [{ folder: "file:///ws", session: "agent-2", viewId: "call_9", unitId: "u-helper" }]);
+  });
+
+  it("describes sessions with their counts", () => {
+    const m = modelWith({ "agent-1": [CHANGED_METHOD, FRESH_INIT] });
+    const row = m.row({ type: "session", folder: "file:///ws", session: "agent-1" });
+    assert.equal(row.label, "agent-1");
+    assert.equal(row.description, "2 views · 1 stale");
+    assert.equal(row.contextValue, "session");
+  });
+
+  it("counts stale views for the status bar and keeps summaries true after a session update", () => {
+    const m = modelWith({ "agent-1": [CHANGED_METHOD, FRESH_INIT], "agent-2": [MOVED] });
+    assert.equal(m.staleCount(), 2);
+    assert.equal(m.sessionCount(), 2);
+    m.setSessionViews("file:///ws", "agent-1", [FRESH_INIT]);
+    assert.equal(m.staleCount(), 1);
+    m.setSessionViews("file:///ws", "agent-2", []);
+    assert.equal(m.sessionCount(), 1);
+    assert.deepEqual(
+      m.children().map((n) => (n as { session: string }).session),
+      ["agent-1"],
+    );
+  });
+
+  it("orders views worst first, then path and line, stably", () => {
+    const order = sortViews([FRESH_INIT, MOVED, DELETED, CHANGED_FILE, CHANGED_METHOD]).map((v) => v.viewId);
+    assert.deepEqual(order, ["call_10", "call_8", "call_7", "call_9", "call_3"]);
+  });
+});
+
+describe("open plan", () => {
+  it("opens a diff for changed views, at the current lines", () => {
+    assert.deepEqual(openPlan(CHANGED_METHOD), { kind: "diff", select: { firstLine: 8, lastLine: 10 } });
+    assert.deepEqual(openPlan(CHANGED_METHOD, "u-dad278390b"), { kind: "diff", select: { firstLine: 8, lastLine: 10 } });
+  });
+
+  it("opens the file for fresh and moved views, the observed text alone for deleted ones", () => {
+    assert.deepEqual(openPlan(FRESH_INIT), { kind: "file", select: { firstLine: 5, lastLine: 6 } });
+    assert.deepEqual(openPlan(MOVED), { kind: "file", select: { firstLine: 5, lastLine: 6 } });
+    assert.deepEqual(openPlan(DELETED), { kind: "observed" });
+  });
+
+  it("diffs a view with a deleted definition when other lines are still found", () => {
+    const mixed: StaleView = {
+      ...CHANGED_METHOD,
+      status: "deleted",
+      units: [
+        CHANGED_METHOD.units[0],
+        { ...DELETED.units[0], unitId: "u-x", kind: "symbol", name: "gone" },
+      ],
+    };
+    assert.deepEqual(openPlan(mixed), { kind: "diff", select: { firstLine: 8, lastLine: 10 } });
+    assert.deepEqual(openPlan(mixed, "u-x"), { kind: "observed" });
+  });
+
+  it("spans the units' current ranges", () => {
+    const two: StaleView = {
+      ...CHANGED_METHOD,
+      units: [
+        { ...CHANGED_METHOD.units[0], current: { firstLine: 12, lastLine: 14 } },
+        { ...FRESH_INIT.units[0], current: { firstLine: 5, lastLine: 6 } },
+        { ...DELETED.units[0] },
+      ],
+    };
+    assert.deepEqual(currentRange(two), { firstLine: 5, lastLine: 14 });
+    assert.equal(currentRange(DELETED), null);
+  });
+});
+
+describe("code lenses", () => {
+  it("marks changed definitions of the file, once per session, at their current line", () => {
+    const m = modelWith({
+      "agent-1": [CHANGED_METHOD, CHANGED_FILE, FRESH_INIT],
+      "agent-2": [{ ...CHANGED_METHOD, viewId: "call_x", units: [{ ...CHANGED_METHOD.units[0], current: { firstLine: 8, lastLine: 11 } }] }],
+    });
+    const lenses = lensesFor(m.get("file:///ws"), "cart.py");
+    assert.deepEqual(
+      lenses.map((l) => [l.line, l.session, l.viewId, l.title]),
+      [
+        [8, "agent-1", "call_7", "agent agent-1 saw an older version · Show diff"],
+        [8, "agent-2", "call_x", "agent agent-2 saw an older version · Show diff"],
+      ],
+    );
+    assert.deepEqual(lensesFor(m.get("file:///ws"), "other.py"), []);
+    assert.deepEqual(lensesFor(undefined, "cart.py"), []);
+  });
+});
+
+describe("relativePath", () => {
+  it("gives root-relative paths with / and refuses paths outside", () => {
+    assert.equal(relativePath("/ws", "/ws/src/a.py"), "src/a.py");
+    assert.equal(relativePath("/ws/", "/ws/a.py"), "a.py");
+    assert.equal(relativePath("C:\\ws", "C:\\ws\\src\\a.py"), "src/a.py");
+    assert.equal(relativePath("/ws", "/wsx/a.py"), undefined);
+    assert.equal(relativePath("/ws", "/ws"), undefined);
+  });
+});
