@@ -246,6 +246,8 @@ class Engine:
         self.views.setdefault(session, {})[view.view_id] = view
         assessment = self._assess(view)
         self._last_status[(session, view.view_id)] = assessment.status
+        # Editors list views: a new (or replaced) one is news for their panels too.
+        self._emit({"session": session, "viewIds": [view.view_id], "path": rel})
         return wire.observe_result(view, assessment)
 
     def stale(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
@@ -313,12 +315,17 @@ class Engine:
         if not ids:
             return {"forgotten": 0}
         await self.store.delete_views(session, ids)
+        by_path: dict[str, list[str]] = {}
+        for v in ids:
+            by_path.setdefault(views[v].path, []).append(v)
         for v in ids:
             views.pop(v, None)
             self._assessed.pop((session, v), None)
             self._last_status.pop((session, v), None)
         if not views:
             self.views.pop(session, None)
+        for path, gone in sorted(by_path.items()):
+            self._emit({"session": session, "viewIds": sorted(gone), "path": path})
         return {"forgotten": len(ids)}
 
     def view_text(self, session: str, view_id: str) -> dict[str, Any]:
