@@ -20,7 +20,7 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck ext unit
 
 lint: $(STAMP)
-	$(PY) -m ruff check fresh_ls tests benchmarks
+	$(PY) -m ruff check .
 
 typecheck: $(STAMP)
 	$(PY) -m mypy
