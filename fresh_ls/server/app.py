@@ -108,6 +108,10 @@ class App:
             await run_connection(reader, server.protocol, conn_stop)  # type: ignore[arg-type]
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
+        except asyncio.CancelledError:
+            # The server is stopping and cancels the connections still open. Ending the
+            # task here keeps Python 3.11's stream callback from logging a traceback.
+            pass
         finally:
             self._detach(server)
             with contextlib.suppress(Exception):

@@ -19,12 +19,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import attrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -93,6 +95,21 @@ class FreshProtocol(LanguageServerProtocol):
                 return RawRequest(id=data["id"], method=INVALID_PARAMS_METHOD, params=err)
             raise
 
+    def handle_message(self, message: Any) -> None:
+        # pygls drops a request that comes after ``shutdown`` without answering, which
+        # leaves the client waiting forever; LSP says to answer it with InvalidRequest.
+        if self._shutdown and isinstance(message, RPCRequest) and message.method != lsp.EXIT:
+            self._send_response(
+                message.id,
+                error=lsp.ResponseError(
+                    code=-32600,
+                    message=f"{message.method}: the server is shutting down (shutdown was "
+                    "received); only exit is accepted now",
+                ),
+            )
+            return
+        super().handle_message(message)
+
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
         conn = self._server.conn
@@ -112,6 +129,33 @@ class FreshProtocol(LanguageServerProtocol):
         conn.budget_bytes = opts.budgetBytes
         conn.policy = opts.policy
         return (yield from super().lsp_initialize(params))
+
+    @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: lsp.DidChangeTextDocumentParams) -> Any:
+        """Apply incremental changes with LSP's own line ends. pygls splits lines with
+        ``str.splitlines`` (which also breaks at form feeds, U+2028 and more), so an edit
+        below such a character lands on the wrong line; it also clamps the positions of
+        ``params`` in place, so the handler could not redo it right afterwards."""
+        uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            log.warning("textDocument/didChange for %s, which is not open: ignored", uri)
+            return
+        doc = self.workspace.get_text_document(uri)
+        negotiated = self.workspace.position_encoding
+        encoding = getattr(negotiated, "value", negotiated) or "utf-16"
+        text = doc.source
+        for change in params.content_changes:
+            text = apply_change(text, change, str(encoding))
+        self.workspace.put_text_document(
+            lsp.TextDocumentItem(
+                uri=uri,
+                language_id=doc.language_id or "",
+                version=params.text_document.version,
+                text=text,
+            )
+        )
+        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
@@ -164,6 +208,57 @@ def _path_of(uri: str) -> str | None:
     return to_fs_path(uri) if uri.startswith("file:") else None
 
 
+#: The only line ends of LSP positions. ``str.splitlines`` (which pygls uses to apply
+#: incremental changes) also breaks at form feeds, U+2028 and more, and so would put an
+#: edit below such a character on the wrong line.
+_LSP_EOL = re.compile(r"\r\n|\r|\n")
+
+
+def _offset(text: str, position: lsp.Position, encoding: str) -> int:
+    """The index in ``text`` of an LSP position (its character counted in ``encoding``
+    units, clamped to the line as LSP says)."""
+    start = 0
+    for _ in range(position.line):
+        m = _LSP_EOL.search(text, start)
+        if m is None:
+            return len(text)
+        start = m.end()
+    m = _LSP_EOL.search(text, start)
+    end = m.start() if m else len(text)
+    i, units = start, 0
+    while i < end and units < position.character:
+        ch = text[i]
+        if encoding == "utf-8":
+            units += len(ch.encode("utf-8", "surrogatepass"))
+        elif encoding == "utf-32":
+            units += 1
+        else:
+            units += 2 if ord(ch) > 0xFFFF else 1
+        i += 1
+    return i
+
+
+def apply_change(text: str, change: Any, encoding: str = "utf-16") -> str:
+    """``text`` after one ``didChange`` content change (incremental or whole document)."""
+    change_range = getattr(change, "range", None)
+    if change_range is None:
+        return str(change.text)
+    a = _offset(text, change_range.start, encoding)
+    b = max(a, _offset(text, change_range.end, encoding))
+    return text[:a] + change.text + text[b:]
+
+
+def _authorized(server: FreshServer, fn: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A notification from a connection that has not presented the token is ignored (it
+    would otherwise set editor buffers, claim saves or sync files for everyone)."""
+
+    def handler(params: Any) -> None:
+        if server.conn.authorized:
+            fn(params)
+
+    return handler
+
+
 def register_features(server: FreshServer) -> None:
     conn = server.conn
     engine = conn.engine
@@ -202,29 +297,24 @@ def register_features(server: FreshServer) -> None:
             except FreshError as exc:
                 log.warning("fresh/didWrite ignored: %s", exc.message)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     def did_open(p: lsp.DidOpenTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
             engine.editor_update(conn.name, path, p.text_document.text)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(p: lsp.DidChangeTextDocumentParams) -> None:
-        # pygls has already applied the incremental edits to its copy of the document.
+        # FreshProtocol has already applied the incremental edits to the workspace copy.
         if (path := _path_of(p.text_document.uri)) is not None:
             doc = server.workspace.get_text_document(p.text_document.uri)
             engine.editor_update(conn.name, path, doc.source)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     def did_save(p: lsp.DidSaveTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
             engine.editor_saved(conn.name, path)
 
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(p: lsp.DidCloseTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
             engine.editor_closed(conn.name, path)
 
-    @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(p: lsp.DidChangeWatchedFilesParams) -> None:
         rels = []
         for change in p.changes:
@@ -236,6 +326,15 @@ def register_features(server: FreshServer) -> None:
             except FreshError:
                 continue
         engine.sync(rels)
+
+    for method, fn in (
+        (lsp.TEXT_DOCUMENT_DID_OPEN, did_open),
+        (lsp.TEXT_DOCUMENT_DID_CHANGE, did_change),
+        (lsp.TEXT_DOCUMENT_DID_SAVE, did_save),
+        (lsp.TEXT_DOCUMENT_DID_CLOSE, did_close),
+        (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, watched),
+    ):
+        server.feature(method)(_authorized(server, fn))
 
 
 _HEADER = re.compile(rb"^Content-Length: *(\d+)\r\n$", re.IGNORECASE)
