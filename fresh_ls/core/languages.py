@@ -46,9 +46,14 @@ EXTENSIONS: Final[dict[str, str]] = {
     ".rb": "ruby",
 }
 
-# Languages whose grammar shares another's node types and so its query file. TSX is the
-# TypeScript grammar plus JSX expressions, which never hold a definition's name.
-QUERY_FILE_OF: Final[dict[str, str]] = {"tsx": "typescript"}
+# The query files of a language, concatenated in order, when they are not just its own.
+# TSX is the TypeScript grammar plus JSX expressions, which never hold a definition's
+# name; the ECMAScript file holds the variable-bound functions all three share.
+QUERY_FILES_OF: Final[dict[str, tuple[str, ...]]] = {
+    "javascript": ("javascript", "ecmascript"),
+    "typescript": ("typescript", "ecmascript"),
+    "tsx": ("typescript", "ecmascript"),
+}
 
 SUPPORTED_LANGUAGES: Final[frozenset[str]] = frozenset(EXTENSIONS.values())
 
@@ -73,6 +78,9 @@ def get_query(language: str) -> tree_sitter.Query:
     """The compiled definition query; a broken .scm fails here, loudly, on first use."""
     if language not in SUPPORTED_LANGUAGES:
         raise ValueError(f"unsupported language: {language!r}")
-    stem = QUERY_FILE_OF.get(language, language)
-    text = resources.files("fresh_ls.core").joinpath("queries", f"{stem}.scm").read_text("utf-8")
+    queries = resources.files("fresh_ls.core").joinpath("queries")
+    text = "\n".join(
+        queries.joinpath(f"{stem}.scm").read_text("utf-8")
+        for stem in QUERY_FILES_OF.get(language, (language,))
+    )
     return tree_sitter.Query(get_language(language), text)  # type: ignore[arg-type]
