@@ -9,13 +9,15 @@ engine only gathers their inputs and shapes their outputs for the wire (``fresh_
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from fresh_ls import __version__, wire
 from fresh_ls.core import projection as proj
@@ -23,7 +25,7 @@ from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.model import LineRange, UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
 from fresh_ls.core.sources import Source, SourceError, SourceTable
-from fresh_ls.core.staleness import assess_view
+from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
 from fresh_ls.errors import FileUnreadable, InvalidParams, OutsideRoot, UnknownId
 from fresh_ls.store import ViewStore
@@ -37,6 +39,21 @@ CLAIM_WINDOW_S = 10.0
 CHANGES_KEPT = 32
 
 Notify = Callable[[dict[str, Any]], None]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _in_one_moment(
+    method: Callable[Concatenate[Engine, P], R],
+) -> Callable[Concatenate[Engine, P], R]:
+    """Run a request against one snapshot of the disk (see ``Engine._moment``)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Engine, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._moment():
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 @dataclass(slots=True)
@@ -84,6 +101,8 @@ class Engine:
         self._claims: dict[str, _Claim] = {}
         self._buffers: dict[tuple[str, str], str] = {}
         self._known_sha: dict[str, str | None] = {}
+        self._snapshot: dict[str, tuple[Source | None, str | None]] | None = None
+        self._plans_by_session: dict[str, deque[str]] = {}
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -128,10 +147,29 @@ class Engine:
         return source
 
     def _current_or_none(self, rel: str) -> tuple[Source | None, str | None]:
+        snapshot = self._snapshot
+        if snapshot is not None and rel in snapshot:
+            return snapshot[rel]
         try:
-            return self.current(rel), None
+            found: tuple[Source | None, str | None] = (self.current(rel), None)
         except SourceError as exc:
-            return None, exc.reason
+            found = (None, exc.reason)
+        if snapshot is not None:
+            snapshot[rel] = found
+        return found
+
+    @contextlib.contextmanager
+    def _moment(self) -> Iterator[None]:
+        """Within one request every file is checked against the disk once, not once per
+        view of it: 500 views of 100 files cost 100 stats, and one answer sees one disk."""
+        if self._snapshot is not None:
+            yield
+            return
+        self._snapshot = {}
+        try:
+            yield
+        finally:
+            self._snapshot = None
 
     def _record_change(self, rel: str, before: Source | None, after: Source | None) -> None:
         now = time.time()
@@ -250,15 +288,20 @@ class Engine:
         self._emit({"session": session, "viewIds": [view.view_id], "path": rel})
         return wire.observe_result(view, assessment)
 
+    @_in_one_moment
     def stale(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
         out = []
         for view in self._session_views(session, view_ids):
             a = self._assess(view)
+            source, _ = self._current_or_none(view.path)
+            for ua in a.units:
+                diff_of(view.path, ua, source)
             dirty = self.editor_dirty(view.path)
             who = [self.changed_by(session, view, ua) for ua in a.units]
             out.append(wire.stale_view(a, dirty, who))
         return {"views": out}
 
+    @_in_one_moment
     def project(
         self,
         session: str,
@@ -286,15 +329,19 @@ class Engine:
         return wire.project_result(plan.plan_id, projection)
 
     def _keep_plan(self, plan: Plan) -> None:
+        """Keep every plan for 30 minutes, and the newest 16 of a session however old;
+        pruning looks only at the plan's own session, so it costs the same at any load."""
         self.plans[plan.plan_id] = plan
+        mine = self._plans_by_session.setdefault(plan.session, deque())
+        mine.append(plan.plan_id)
         now = time.time()
-        per_session: dict[str, int] = {}
-        for pid in reversed(list(self.plans)):
-            p = self.plans[pid]
-            per_session[p.session] = per_session.get(p.session, 0) + 1
-            if per_session[p.session] > PLANS_KEPT and now - p.created > PLAN_TTL_S:
-                del self.plans[pid]
+        while len(mine) > PLANS_KEPT:
+            oldest = self.plans.get(mine[0])
+            if oldest is not None and now - oldest.created <= PLAN_TTL_S:
+                break
+            self.plans.pop(mine.popleft(), None)
 
+    @_in_one_moment
     def commit(self, plan_id: str) -> dict[str, Any]:
         plan = self.plans.get(plan_id)
         if plan is None:
@@ -341,6 +388,7 @@ class Engine:
             "sha256": view.observed_sha256,
         }
 
+    @_in_one_moment
     def status(self) -> dict[str, Any]:
         sessions = []
         for session in sorted(self.views):
@@ -397,6 +445,7 @@ class Engine:
         for key in [k for k in self._buffers if k[0] == conn]:
             del self._buffers[key]
 
+    @_in_one_moment
     def sync(self, rels: list[str]) -> None:
         """Re-check these files now and tell listeners about views whose status moved."""
         for rel in rels:

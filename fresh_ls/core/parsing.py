@@ -82,6 +82,9 @@ class DefinitionIndex:
 
     def __init__(self, max_entries: int = 512) -> None:
         self._by_sha: OrderedDict[tuple[str, str], list[Definition] | None] = OrderedDict()
+        #: Trees of recent contents (fewer than definitions: a tree weighs far more).
+        self._trees: OrderedDict[tuple[str, str], tree_sitter.Tree] = OrderedDict()
+        self._max_trees = 64
         self._last: dict[str, _LastTree] = {}
         self._max = max_entries
         self.full_parses = 0
@@ -96,8 +99,16 @@ class DefinitionIndex:
         key = (language, sha256)
         if key in self._by_sha:
             self._by_sha.move_to_end(key)
+            tree_seen = self._trees.get(key)
+            if tree_seen is not None:
+                # The next edit of this path starts from this content (an undo, a revert),
+                # not from whatever was parsed last, or the reparse spans both edits.
+                self._last[path] = _LastTree(language, data, tree_seen)
             return self._by_sha[key]
         tree = self._parse(path, language, data)
+        self._trees[key] = tree
+        if len(self._trees) > self._max_trees:
+            self._trees.popitem(last=False)
         root = tree.root_node
         defs: list[Definition] | None = extract_definitions(language, tree, data)
         if root.type == "ERROR" or (root.has_error and not defs):
@@ -115,7 +126,9 @@ class DefinitionIndex:
             edit = single_edit(last.data, data)
             if edit is None:
                 return last.tree
-            last.tree.edit(
+            # Edit a copy: trees in ``_trees`` must keep describing their own content.
+            base = last.tree.copy()
+            base.edit(
                 start_byte=edit.start_byte,
                 old_end_byte=edit.old_end_byte,
                 new_end_byte=edit.new_end_byte,
@@ -123,7 +136,7 @@ class DefinitionIndex:
                 old_end_point=edit.old_end_point,
                 new_end_point=edit.new_end_point,
             )
-            tree = parser.parse(data, last.tree)
+            tree = parser.parse(data, base)
             self.incremental_parses += 1
         else:
             tree = parser.parse(data)

@@ -138,10 +138,20 @@ def unified_diff(
 def _changed(
     path: str, unit: ObservedUnit, source: Source, current: LineRange, serve: LineRange | None
 ) -> UnitAssessment:
-    observed = split_lines(unit.obs_text)
-    now = source.lines[current.first - 1 : current.last]
-    diff = unified_diff(path, unit.obs_first, observed, current.first, now)
-    return UnitAssessment(unit, "changed", current, serve, diff)
+    # The diff is made on demand (``diff_of``): a projection never shows it, and for a
+    # whole-file view of a large file it costs more than everything else in the request.
+    return UnitAssessment(unit, "changed", current, serve)
+
+
+def diff_of(path: str, ua: UnitAssessment, source: Source | None) -> str | None:
+    """The unified diff of a ``changed`` unit (None otherwise), computed once and kept."""
+    if ua.status != "changed" or ua.current is None:
+        return None
+    if ua.diff is None:
+        observed = split_lines(ua.unit.obs_text)
+        now = source.lines[ua.current.first - 1 : ua.current.last] if source is not None else []
+        ua.diff = unified_diff(path, ua.unit.obs_first, observed, ua.current.first, now)
+    return ua.diff
 
 
 def _map_inside(unit: ObservedUnit, block: list[str], block_first: int) -> LineRange | None:
@@ -198,12 +208,8 @@ def _assess_file(path: str, unit: ObservedUnit, source: Source) -> UnitAssessmen
             status, at = _unchanged(hits[0], unit, count)
             return UnitAssessment(unit, status, at, whole)
     if source.line_count == 0:
-        return UnitAssessment(unit, "changed", LineRange(1, 0), whole, _diff_to_empty(path, unit))
+        return UnitAssessment(unit, "changed", LineRange(1, 0), whole)
     return _changed(path, unit, source, whole, whole)
-
-
-def _diff_to_empty(path: str, unit: ObservedUnit) -> str:
-    return unified_diff(path, unit.obs_first, split_lines(unit.obs_text), 1, [])
 
 
 # -- symbol units ------------------------------------------------------------------------

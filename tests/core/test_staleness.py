@@ -13,7 +13,7 @@ import pytest
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.model import LineRange, View
 from fresh_ls.core.sources import Source
-from fresh_ls.core.staleness import assess_view
+from fresh_ls.core.staleness import assess_view, diff_of
 
 CART = """RATE = 10
 
@@ -226,7 +226,7 @@ def test_diff_headers_and_hunks_use_file_line_numbers() -> None:
     view = observe("src/cart.py", CART, 8, 10)
     now = Source.from_text("src/cart.py", "# a\n# b\n" + CART.replace("* RATE", "* RATE * 2"))
     a = assess_view(view, now)
-    diff = a.units[0].diff
+    diff = diff_of("src/cart.py", a.units[0], now)
     assert diff is not None
     assert diff.splitlines()[:3] == [
         "--- src/cart.py lines 8-10 (observed)",
