@@ -15,7 +15,12 @@ from dataclasses import dataclass
 import tree_sitter
 
 from fresh_ls.core.languages import get_parser, language_for_path
-from fresh_ls.core.symbols import Definition, extract_definitions
+from fresh_ls.core.symbols import (
+    Definition,
+    RawDefinition,
+    build_definitions,
+    collect_raw,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,16 @@ class _LastTree:
     language: str
     data: bytes
     tree: tree_sitter.Tree
+    sha256: str
+
+
+@dataclass(slots=True)
+class _Reparse:
+    """How the new tree came from the last one: the edit, and the edited old tree."""
+
+    key: tuple[str, str]
+    edit: ByteEdit
+    old_tree: tree_sitter.Tree
 
 
 def _point(data: bytes, offset: int) -> tuple[int, int]:
@@ -85,6 +100,9 @@ class DefinitionIndex:
         #: Trees of recent contents (fewer than definitions: a tree weighs far more).
         self._trees: OrderedDict[tuple[str, str], tree_sitter.Tree] = OrderedDict()
         self._max_trees = 64
+        #: Raw definitions of recent contents, the base of the next restricted extraction.
+        self._raw: OrderedDict[tuple[str, str], list[RawDefinition]] = OrderedDict()
+        self.restricted_extractions = 0
         self._last: dict[str, _LastTree] = {}
         self._max = max_entries
         self.full_parses = 0
@@ -103,14 +121,22 @@ class DefinitionIndex:
             if tree_seen is not None:
                 # The next edit of this path starts from this content (an undo, a revert),
                 # not from whatever was parsed last, or the reparse spans both edits.
-                self._last[path] = _LastTree(language, data, tree_seen)
+                self._last[path] = _LastTree(language, data, tree_seen, sha256)
             return self._by_sha[key]
-        tree = self._parse(path, language, data)
+        tree, reparse = self._parse(path, language, data, sha256)
         self._trees[key] = tree
         if len(self._trees) > self._max_trees:
             self._trees.popitem(last=False)
+        raw = None
+        if reparse is not None and reparse.key in self._raw:
+            raw = self._raw_after_edit(language, tree, data, reparse)
+        if raw is None:
+            raw = collect_raw(language, tree, data)
+        self._raw[key] = raw
+        if len(self._raw) > self._max_trees:
+            self._raw.popitem(last=False)
         root = tree.root_node
-        defs: list[Definition] | None = extract_definitions(language, tree, data)
+        defs: list[Definition] | None = build_definitions(raw)
         if root.type == "ERROR" or (root.has_error and not defs):
             defs = None
         self._by_sha[key] = defs
@@ -118,14 +144,48 @@ class DefinitionIndex:
             self._by_sha.popitem(last=False)
         return defs
 
-    def _parse(self, path: str, language: str, data: bytes) -> tree_sitter.Tree:
+    def _raw_after_edit(
+        self, language: str, tree: tree_sitter.Tree, data: bytes, reparse: _Reparse
+    ) -> list[RawDefinition]:
+        """The definitions after an edit without querying the whole file again: the region
+        tree-sitter says changed, widened to whole top-level nodes, is queried; definitions
+        before it are kept and those after it shifted by the edit's byte and line deltas."""
+        edit = reparse.edit
+        lo, hi = edit.start_byte, edit.new_end_byte
+        for changed in reparse.old_tree.changed_ranges(tree):
+            lo, hi = min(lo, changed.start_byte), max(hi, changed.end_byte)
+        for child in tree.root_node.children:
+            if child.start_byte <= hi and child.end_byte >= lo:
+                lo, hi = min(lo, child.start_byte), max(hi, child.end_byte)
+        delta = edit.new_end_byte - edit.old_end_byte
+        line_delta = edit.new_end_point[0] - edit.old_end_point[0]
+        before, after = [], []
+        for r in self._raw[reparse.key]:
+            if r.end <= lo:
+                before.append(r)
+            elif r.start >= hi - delta:
+                after.append(
+                    r._replace(
+                        start=r.start + delta,
+                        end=r.end + delta,
+                        first_line=r.first_line + line_delta,
+                        last_line=r.last_line + line_delta,
+                    )
+                )
+        self.restricted_extractions += 1
+        return before + collect_raw(language, tree, data, (lo, hi)) + after
+
+    def _parse(
+        self, path: str, language: str, data: bytes, sha256: str
+    ) -> tuple[tree_sitter.Tree, _Reparse | None]:
         parser = get_parser(language)
         last = self._last.get(path)
         tree: tree_sitter.Tree
+        reparse = None
         if last is not None and last.language == language:
             edit = single_edit(last.data, data)
             if edit is None:
-                return last.tree
+                return last.tree, None
             # Edit a copy: trees in ``_trees`` must keep describing their own content.
             base = last.tree.copy()
             base.edit(
@@ -137,12 +197,13 @@ class DefinitionIndex:
                 new_end_point=edit.new_end_point,
             )
             tree = parser.parse(data, base)
+            reparse = _Reparse((language, last.sha256), edit, base)
             self.incremental_parses += 1
         else:
             tree = parser.parse(data)
             self.full_parses += 1
-        self._last[path] = _LastTree(language, data, tree)
-        return tree
+        self._last[path] = _LastTree(language, data, tree, sha256)
+        return tree, reparse
 
     def forget_path(self, path: str) -> None:
         self._last.pop(path, None)

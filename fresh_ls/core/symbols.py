@@ -62,6 +62,22 @@ class _Match(NamedTuple):
     scope_node: tree_sitter.Node | None
 
 
+class RawDefinition(NamedTuple):
+    """A definition as the query found it, before nesting gives it a dotted name.
+
+    Free of tree nodes, so the ones outside an edit can be kept (shifted) across a
+    reparse instead of being found again by a query over the whole file.
+    """
+
+    start: int
+    end: int
+    pattern: int
+    kind: str
+    own: str  # its own name, with the @scope qualifier when there is one
+    first_line: int
+    last_line: int
+
+
 def _text(source: bytes, node: tree_sitter.Node) -> str:
     text = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
     if "::" in text:
@@ -69,9 +85,14 @@ def _text(source: bytes, node: tree_sitter.Node) -> str:
     return text
 
 
-def _collect(language: str, tree: tree_sitter.Tree) -> list[_Match]:
+def _collect(
+    language: str, tree: tree_sitter.Tree, byte_range: tuple[int, int] | None = None
+) -> list[_Match]:
     """One match per definition node, widest wrapper per name, sorted for nesting."""
-    matches = tree_sitter.QueryCursor(get_query(language)).matches(tree.root_node)
+    cursor = tree_sitter.QueryCursor(get_query(language))
+    if byte_range is not None:
+        cursor.set_byte_range(*byte_range)
+    matches = cursor.matches(tree.root_node)
     by_name: dict[tuple[int, int], _Match] = {}
     for pattern, captures in matches:
         name_nodes = captures.get("name")
@@ -111,8 +132,29 @@ def _collect(language: str, tree: tree_sitter.Tree) -> list[_Match]:
     return sorted(by_span.values(), key=_wider_first)
 
 
-def _wider_first(match: _Match) -> tuple[int, int, int]:
+def _wider_first(match: _Match | RawDefinition) -> tuple[int, int, int]:
     return (match.start, -match.end, match.pattern)
+
+
+def collect_raw(
+    language: str,
+    tree: tree_sitter.Tree,
+    source: bytes,
+    byte_range: tuple[int, int] | None = None,
+) -> list[RawDefinition]:
+    """The definitions whose nodes meet ``byte_range`` (the whole file without one)."""
+    out = []
+    for match in _collect(language, tree, byte_range):
+        own = _text(source, match.name_node)
+        if match.scope_node is not None:
+            own = f"{_text(source, match.scope_node)}.{own}"
+        first_line, last_line = _line_span(match.node)
+        out.append(
+            RawDefinition(
+                match.start, match.end, match.pattern, match.kind, own, first_line, last_line
+            )
+        )
+    return out
 
 
 def _line_span(node: tree_sitter.Node) -> tuple[int, int]:
@@ -129,36 +171,38 @@ def extract_definitions(language: str, tree: tree_sitter.Tree, source: bytes) ->
     ``source`` must be the bytes ``tree`` was parsed from: names are sliced out of it
     rather than read through ``Node.text``, which fails for trees parsed by callback.
     """
+    return build_definitions(collect_raw(language, tree, source))
+
+
+def build_definitions(raw: list[RawDefinition]) -> list[Definition]:
+    """Nest raw definitions by byte containment: dotted names, parents, ordinals, and a
+    function inside a class-like definition promoted to a method."""
     definitions: list[Definition] = []
     stack: list[int] = []  # indices of the definitions enclosing the current one
     ordinals: dict[tuple[str, str], int] = {}
-    for match in _collect(language, tree):
+    for match in sorted(raw, key=_wider_first):
         while stack and (
             definitions[stack[-1]].end_byte < match.end
             or definitions[stack[-1]].end_byte <= match.start
         ):
             stack.pop()
         parent = stack[-1] if stack else None
-        own = _text(source, match.name_node)
-        if match.scope_node is not None:
-            own = f"{_text(source, match.scope_node)}.{own}"
         kind = match.kind
         if parent is None:
-            name = own
+            name = match.own
         else:
             enclosing = definitions[parent]
-            name = f"{enclosing.name}.{own}"
+            name = f"{enclosing.name}.{match.own}"
             if kind == "function" and enclosing.symbol_kind in CLASS_LIKE_KINDS:
                 kind = "method"
         ordinal = ordinals.get((name, kind), 0)
         ordinals[(name, kind)] = ordinal + 1
-        first_line, last_line = _line_span(match.node)
         definitions.append(
             Definition(
                 name=name,
                 symbol_kind=kind,
-                first_line=first_line,
-                last_line=last_line,
+                first_line=match.first_line,
+                last_line=match.last_line,
                 start_byte=match.start,
                 end_byte=match.end,
                 parent=parent,

@@ -1,0 +1,77 @@
+"""The definition index reparses incrementally and re-queries only the changed region: its
+answer after any sequence of edits must equal a full parse of the same text."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fresh_ls.core.parsing import DefinitionIndex, single_edit
+from fresh_ls.core.symbols import parse_definitions
+from fresh_ls.core.text import sha256_bytes
+
+SEEDS = {
+    "m.py": (
+        "import os\n\nRATE = 1\n\n\nclass Cart:\n    def add(self, x):\n        return x\n\n"
+        "    def total(self):\n        return 2\n\n\ndef helper():\n    pass\n\n\n"
+        "@decorate\ndef wrapped():\n    f = lambda y: y\n    return f\n"
+    ),
+    "m.js": (
+        "const RATE = 1;\n\nclass Cart {\n  add(x) {\n    return x;\n  }\n}\n\n"
+        "function helper() {\n  return 2;\n}\n\nconst f = (y) => y;\n"
+    ),
+    "m.go": (
+        "package m\n\ntype Cart struct {\n\tn int\n}\n\nfunc (c *Cart) Add(x int) int {\n"
+        "\treturn x\n}\n\nfunc Helper() int {\n\treturn 2\n}\n"
+    ),
+}
+SNIPPETS = [
+    "",
+    "\n",
+    "    x = 1\n",
+    "def extra():\n    return 0\n",
+    "class Z:\n    pass\n",
+    "}\n",
+    "function g() {\n  return 1;\n}\n",
+    "func G() {}\n",
+    "(",
+    ")",
+    '"',
+    "  ",
+    "# c\n",
+]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    path=st.sampled_from(sorted(SEEDS)),
+    edits=st.lists(
+        st.tuples(st.floats(0, 1), st.integers(0, 40), st.sampled_from(SNIPPETS)),
+        min_size=1,
+        max_size=8,
+    ),
+)
+def test_incremental_definitions_equal_a_full_parse(
+    path: str, edits: list[tuple[float, int, str]]
+) -> None:
+    index = DefinitionIndex()
+    data = SEEDS[path].encode()
+    index.definitions(path, data, sha256_bytes(data))
+    for where, cut, snippet in edits:
+        at = int(where * len(data))
+        data = data[:at] + snippet.encode() + data[at + cut :]
+        got = index.definitions(path, data, sha256_bytes(data))
+        full = parse_definitions(path, data)
+        if got is not None:  # None: the index judged the text unparseable as a whole
+            assert got == full
+
+
+def test_restricted_extraction_is_used_after_an_edit() -> None:
+    index = DefinitionIndex()
+    data = SEEDS["m.py"].encode()
+    index.definitions("m.py", data, sha256_bytes(data))
+    edited = data.replace(b"return 2", b"return 3")
+    assert single_edit(data, edited) is not None
+    defs = index.definitions("m.py", edited, sha256_bytes(edited))
+    assert index.restricted_extractions == 1
+    assert defs == parse_definitions("m.py", edited)
