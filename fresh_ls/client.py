@@ -29,13 +29,67 @@ STATE_DIR_NAME = ".fresh-ls"
 
 class FreshClientError(Exception):
     """A JSON-RPC error from the server (``code`` as the contract lists), or a transport
-    failure (``code`` None)."""
+    failure (``code`` None).
+
+    Requests raise the subclass that names the code (``PathOutsideRootError`` for -32010,
+    and so on), so a harness can catch exactly what it handles; every one is a
+    ``FreshClientError`` with ``code``, ``message`` and ``method``.
+    """
 
     def __init__(self, code: int | None, message: str, method: str | None = None) -> None:
         super().__init__(f"{method or 'fresh-ls'}: {message}" + (f" (code {code})" if code else ""))
         self.code = code
         self.message = message
         self.method = method
+
+
+class InvalidParamsError(FreshClientError):
+    """-32602: a field is missing, of the wrong type, or out of range (the message names it)."""
+
+
+class PathOutsideRootError(FreshClientError):
+    """-32010: the path resolves outside the server's root."""
+
+
+class FileUnreadableError(FreshClientError):
+    """-32011: the file is missing, binary, too large or not readable as text."""
+
+
+class UnknownIdError(FreshClientError):
+    """-32012: an unknown view id, or an unknown or expired plan."""
+
+
+class UnauthorizedError(FreshClientError):
+    """-32013: a missing or wrong token on a listening endpoint."""
+
+
+class MethodNotFoundError(FreshClientError):
+    """-32601: the server does not know the method."""
+
+
+class ServerError(FreshClientError):
+    """Any other JSON-RPC error code (-32603: a handler failed; -32700: a parse error)."""
+
+
+class ConnectionClosedError(FreshClientError):
+    """No server to talk to: none running, the connection refused or closed (``code`` None)."""
+
+
+_ERRORS: dict[int, type[FreshClientError]] = {
+    -32602: InvalidParamsError,
+    -32010: PathOutsideRootError,
+    -32011: FileUnreadableError,
+    -32012: UnknownIdError,
+    -32013: UnauthorizedError,
+    -32601: MethodNotFoundError,
+}
+
+
+def error_for(code: int | None, message: str, method: str | None = None) -> FreshClientError:
+    """The exception for a JSON-RPC error ``code`` (``ConnectionClosedError`` for None)."""
+    if code is None:
+        return ConnectionClosedError(None, message, method)
+    return _ERRORS.get(code, ServerError)(code, message, method)
 
 
 def endpoint_of(
@@ -47,13 +101,13 @@ def endpoint_of(
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise FreshClientError(
+        raise ConnectionClosedError(
             None,
             f"no running server: {path} does not exist; start one with "
             f"`fresh-ls serve --root {Path(root or '.').resolve()} --listen`",
         ) from None
     except (OSError, ValueError) as exc:
-        raise FreshClientError(None, f"cannot read {path}: {exc}") from None
+        raise ConnectionClosedError(None, f"cannot read {path}: {exc}") from None
     return dict(data)
 
 
@@ -81,6 +135,68 @@ def _read_message(stream: IO[bytes]) -> dict[str, Any] | None:
     return dict(json.loads(body))
 
 
+Result = dict[str, Any]
+"""A request's result as the contract (docs/protocol.md) describes it."""
+
+
+def _params(**fields: Any) -> dict[str, Any]:
+    """``view_id`` -> ``viewId``; None values dropped (absent means the default)."""
+    return _camel(fields)
+
+
+def observe_params(
+    session: str,
+    path: str,
+    view_id: str | None = None,
+    first_line: int | None = None,
+    last_line: int | None = None,
+    text: str | None = None,
+    kind: str | None = None,
+) -> dict[str, Any]:
+    return _params(
+        session=session,
+        path=path,
+        view_id=view_id,
+        first_line=first_line,
+        last_line=last_line,
+        text=text,
+        kind=kind,
+    )
+
+
+def project_params(
+    session: str,
+    budget_bytes: int | None = None,
+    policy: str | None = None,
+    view_ids: list[str] | None = None,
+) -> dict[str, Any]:
+    return _params(session=session, budget_bytes=budget_bytes, policy=policy, view_ids=view_ids)
+
+
+def _init_params(token: str | None, budget_bytes: int | None, policy: str | None) -> Any:
+    return {
+        "processId": os.getpid(),
+        "rootUri": None,
+        "capabilities": {},
+        "initializationOptions": _params(token=token, budget_bytes=budget_bytes, policy=policy),
+    }
+
+
+def _serve_argv(
+    root: str | os.PathLike[str], python: str | None, extra: list[str] | None
+) -> list[str]:
+    return [
+        python or sys.executable,
+        "-m",
+        "fresh_ls",
+        "serve",
+        "--root",
+        str(root),
+        "--stdio",
+        *(extra or []),
+    ]
+
+
 class _Requests:
     """The typed methods, shared by both clients; ``_call`` is the transport's."""
 
@@ -97,24 +213,15 @@ class _Requests:
         last_line: int | None = None,
         text: str | None = None,
         kind: str | None = None,
-    ) -> Any:
-        params: dict[str, Any] = {"session": session, "path": path}
-        for key, value in (
-            ("viewId", view_id),
-            ("firstLine", first_line),
-            ("lastLine", last_line),
-            ("text", text),
-            ("kind", kind),
-        ):
-            if value is not None:
-                params[key] = value
-        return self._call("fresh/observe", params)
+    ) -> Result:
+        """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
+        units}``."""
+        params = observe_params(session, path, view_id, first_line, last_line, text, kind)
+        return dict(self._call("fresh/observe", params))
 
-    def stale(self, session: str, view_ids: list[str] | None = None) -> Any:
-        params: dict[str, Any] = {"session": session}
-        if view_ids is not None:
-            params["viewIds"] = view_ids
-        return self._call("fresh/stale", params)
+    def stale(self, session: str, view_ids: list[str] | None = None) -> Result:
+        """``fresh/stale``: ``{views: [...]}`` with statuses, diffs and who changed what."""
+        return dict(self._call("fresh/stale", _params(session=session, view_ids=view_ids)))
 
     def project(
         self,
@@ -123,30 +230,27 @@ class _Requests:
         budget_bytes: int | None = None,
         policy: str | None = None,
         view_ids: list[str] | None = None,
-    ) -> Any:
-        params: dict[str, Any] = {"session": session}
-        if budget_bytes is not None:
-            params["budgetBytes"] = budget_bytes
-        if policy is not None:
-            params["policy"] = policy
-        if view_ids is not None:
-            params["viewIds"] = view_ids
-        return self._call("fresh/project", params)
+    ) -> Result:
+        """``fresh/project``: ``{planId, entries, omitted, markers, usedBytes, budgetBytes,
+        rendered}``."""
+        params = project_params(session, budget_bytes, policy, view_ids)
+        return dict(self._call("fresh/project", params))
 
-    def commit(self, plan_id: str) -> Any:
-        return self._call("fresh/commit", {"planId": plan_id})
+    def commit(self, plan_id: str) -> Result:
+        """``fresh/commit``: ``{ok, changed}``."""
+        return dict(self._call("fresh/commit", {"planId": plan_id}))
 
-    def forget(self, session: str, view_ids: list[str] | None = None) -> Any:
-        params: dict[str, Any] = {"session": session}
-        if view_ids is not None:
-            params["viewIds"] = view_ids
-        return self._call("fresh/forget", params)
+    def forget(self, session: str, view_ids: list[str] | None = None) -> Result:
+        """``fresh/forget``: ``{forgotten}``."""
+        return dict(self._call("fresh/forget", _params(session=session, view_ids=view_ids)))
 
-    def status(self) -> Any:
-        return self._call("fresh/status", {})
+    def status(self) -> Result:
+        """``fresh/status``: ``{version, root, sessions, sources, watching, stateDir, ...}``."""
+        return dict(self._call("fresh/status", {}))
 
-    def view_text(self, session: str, view_id: str) -> Any:
-        return self._call("fresh/viewText", {"session": session, "viewId": view_id})
+    def view_text(self, session: str, view_id: str) -> Result:
+        """``fresh/viewText`` (an addition): what a view showed."""
+        return dict(self._call("fresh/viewText", {"session": session, "viewId": view_id}))
 
 
 class SyncClient(_Requests):
@@ -172,6 +276,7 @@ class SyncClient(_Requests):
         policy: str | None = None,
         timeout: float = 30.0,
     ) -> SyncClient:
+        """Connect to the server running on ``root`` (found through its ``endpoint.json``)."""
         ep = endpoint_of(root, state_dir)
         address = str(ep["address"])
         if address.startswith("unix:"):
@@ -186,14 +291,18 @@ class SyncClient(_Requests):
             sock.connect(target)
         except OSError as exc:
             sock.close()
-            raise FreshClientError(
+            raise ConnectionClosedError(
                 None,
                 f"cannot connect to {address}: {exc}; is the server (pid "
                 f"{ep.get('pid')}) still running?",
             ) from None
         stream = sock.makefile("rwb")
         client = cls(stream, stream, sock)  # type: ignore[arg-type]
-        client.initialize(token=ep.get("token"), budget_bytes=budget_bytes, policy=policy)
+        try:
+            client.initialize(token=ep.get("token"), budget_bytes=budget_bytes, policy=policy)
+        except FreshClientError:
+            client.close()
+            raise
         return client
 
     @classmethod
@@ -206,23 +315,23 @@ class SyncClient(_Requests):
         budget_bytes: int | None = None,
         policy: str | None = None,
     ) -> SyncClient:
+        """Start ``fresh-ls serve --root ROOT --stdio`` as a child and talk to it."""
         proc = subprocess.Popen(
-            [
-                python or sys.executable,
-                "-m",
-                "fresh_ls",
-                "serve",
-                "--root",
-                str(root),
-                "--stdio",
-                *(extra_args or []),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            _serve_argv(root, python, extra_args), stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
         assert proc.stdin is not None and proc.stdout is not None
         client = cls(proc.stdout, proc.stdin, proc)
-        client.initialize(budget_bytes=budget_bytes, policy=policy)
+        try:
+            client.initialize(budget_bytes=budget_bytes, policy=policy)
+        except ConnectionClosedError:
+            code = proc.wait(timeout=10)
+            raise ConnectionClosedError(
+                None,
+                f"`fresh-ls serve --root {root} --stdio` exited with status {code} before "
+                "answering initialize (status 3: another server is live on that root; attach "
+                "to it instead)",
+                "initialize",
+            ) from None
         return client
 
     # -- protocol -------------------------------------------------------------------------
@@ -230,47 +339,39 @@ class SyncClient(_Requests):
     def initialize(
         self, token: str | None = None, budget_bytes: int | None = None, policy: str | None = None
     ) -> Any:
-        opts: dict[str, Any] = {}
-        if token is not None:
-            opts["token"] = token
-        if budget_bytes is not None:
-            opts["budgetBytes"] = budget_bytes
-        if policy is not None:
-            opts["policy"] = policy
-        result = self._call(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": None,
-                "capabilities": {},
-                "initializationOptions": opts,
-            },
-        )
+        result = self._call("initialize", _init_params(token, budget_bytes, policy))
         self.notify("initialized", {})
         return result
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         with self._lock:
-            self._writer.write(_frame({"jsonrpc": "2.0", "method": method, "params": params}))
-            self._writer.flush()
+            try:
+                self._writer.write(_frame({"jsonrpc": "2.0", "method": method, "params": params}))
+                self._writer.flush()
+            except (OSError, ValueError) as exc:
+                raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
 
     def did_write(self, path: str, session: str | None = None) -> None:
-        params: dict[str, Any] = {"path": path}
-        if session is not None:
-            params["session"] = session
-        self.notify("fresh/didWrite", params)
+        """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
+        self.notify("fresh/didWrite", _params(path=path, session=session))
 
     def _call(self, method: str, params: dict[str, Any]) -> Any:
         with self._lock:
             msg_id = next(self._ids)
-            self._writer.write(
-                _frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-            )
-            self._writer.flush()
+            try:
+                self._writer.write(
+                    _frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+                )
+                self._writer.flush()
+            except (OSError, ValueError) as exc:
+                raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
             while True:
-                message = _read_message(self._reader)
+                try:
+                    message = _read_message(self._reader)
+                except (OSError, ValueError) as exc:
+                    raise ConnectionClosedError(None, f"cannot read: {exc}", method) from None
                 if message is None:
-                    raise FreshClientError(None, "the server closed the connection", method)
+                    raise ConnectionClosedError(None, "the server closed the connection", method)
                 if "id" not in message or message.get("method"):
                     if "method" in message and "id" not in message:
                         self.notifications.append(message)
@@ -279,7 +380,7 @@ class SyncClient(_Requests):
                     continue
                 if "error" in message:
                     err = message["error"]
-                    raise FreshClientError(err.get("code"), err.get("message", ""), method)
+                    raise error_for(err.get("code"), err.get("message", ""), method)
                 return message.get("result")
 
     def close(self) -> None:
@@ -288,11 +389,18 @@ class SyncClient(_Requests):
             self.notify("exit", None)  # type: ignore[arg-type]
         closer = self._closer
         if isinstance(closer, subprocess.Popen):
+            for stream in (closer.stdin, closer.stdout):
+                with contextlib.suppress(Exception):
+                    if stream is not None:
+                        stream.close()
             try:
                 closer.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 closer.kill()
+                closer.wait()
         elif closer is not None:
+            with contextlib.suppress(Exception):
+                self._reader.close()
             with contextlib.suppress(Exception):
                 closer.close()
 
@@ -304,11 +412,18 @@ class SyncClient(_Requests):
 
 
 class AsyncClient:
-    """The same requests, awaited, over an asyncio connection to a listening endpoint."""
+    """The same requests, awaited: over a listening endpoint (``attach``) or a child server
+    on stdio (``spawn``). Notifications from the server arrive on ``notifications``."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        process: asyncio.subprocess.Process | None = None,
+    ) -> None:
         self._reader = reader
         self._writer = writer
+        self._process = process
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._task = asyncio.ensure_future(self._pump())
@@ -323,6 +438,7 @@ class AsyncClient:
         budget_bytes: int | None = None,
         policy: str | None = None,
     ) -> AsyncClient:
+        """Connect to the server running on ``root`` (found through its ``endpoint.json``)."""
         ep = endpoint_of(root, state_dir)
         address = str(ep["address"])
         try:
@@ -332,24 +448,57 @@ class AsyncClient:
                 host, _, port = address[4:].rpartition(":")
                 reader, writer = await asyncio.open_connection(host, int(port))
         except OSError as exc:
-            raise FreshClientError(None, f"cannot connect to {address}: {exc}") from None
+            raise ConnectionClosedError(
+                None,
+                f"cannot connect to {address}: {exc}; is the server (pid {ep.get('pid')}) "
+                "still running?",
+            ) from None
         client = cls(reader, writer)
-        opts: dict[str, Any] = {"token": ep.get("token")}
-        if budget_bytes is not None:
-            opts["budgetBytes"] = budget_bytes
-        if policy is not None:
-            opts["policy"] = policy
-        await client.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": None,
-                "capabilities": {},
-                "initializationOptions": opts,
-            },
-        )
-        await client.notify("initialized", {})
+        try:
+            await client.initialize(ep.get("token"), budget_bytes, policy)
+        except FreshClientError:
+            await client.close()
+            raise
         return client
+
+    @classmethod
+    async def spawn(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        python: str | None = None,
+        extra_args: list[str] | None = None,
+        budget_bytes: int | None = None,
+        policy: str | None = None,
+    ) -> AsyncClient:
+        """Start ``fresh-ls serve --root ROOT --stdio`` as a child and talk to it."""
+        proc = await asyncio.create_subprocess_exec(
+            *_serve_argv(root, python, extra_args),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=1 << 26,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        client = cls(proc.stdout, proc.stdin, proc)
+        try:
+            await client.initialize(None, budget_bytes, policy)
+        except ConnectionClosedError:
+            code = await proc.wait()
+            raise ConnectionClosedError(
+                None,
+                f"`fresh-ls serve --root {root} --stdio` exited with status {code} before "
+                "answering initialize (status 3: another server is live on that root; attach "
+                "to it instead)",
+                "initialize",
+            ) from None
+        return client
+
+    async def initialize(
+        self, token: str | None = None, budget_bytes: int | None = None, policy: str | None = None
+    ) -> Any:
+        result = await self.request("initialize", _init_params(token, budget_bytes, policy))
+        await self.notify("initialized", {})
+        return result
 
     async def _pump(self) -> None:
         try:
@@ -373,60 +522,120 @@ class AsyncClient:
                         fut.set_result(message)
                 elif "method" in message and "id" not in message:
                     await self.notifications.put(message)
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
             for fut in self._pending.values():
                 if not fut.done():
-                    fut.set_exception(FreshClientError(None, "the server closed the connection"))
+                    fut.set_exception(
+                        ConnectionClosedError(None, "the server closed the connection")
+                    )
+            self._pending.clear()
 
     async def notify(self, method: str, params: Any) -> None:
-        self._writer.write(_frame({"jsonrpc": "2.0", "method": method, "params": params}))
-        await self._writer.drain()
+        try:
+            self._writer.write(_frame({"jsonrpc": "2.0", "method": method, "params": params}))
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
 
     async def request(self, method: str, params: Any) -> Any:
+        """Send any request; the result, or the ``FreshClientError`` subclass of its code."""
+        if self._task.done():
+            raise ConnectionClosedError(None, "the server closed the connection", method)
         msg_id = next(self._ids)
         fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[msg_id] = fut
-        self._writer.write(
-            _frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        )
-        await self._writer.drain()
-        message = await fut
+        try:
+            self._writer.write(
+                _frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+            )
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            self._pending.pop(msg_id, None)
+            raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
+        try:
+            message = await fut
+        except ConnectionClosedError as exc:
+            raise ConnectionClosedError(None, exc.message, method) from None
         if "error" in message:
             err = message["error"]
-            raise FreshClientError(err.get("code"), err.get("message", ""), method)
+            raise error_for(err.get("code"), err.get("message", ""), method)
         return message.get("result")
 
-    async def observe(self, session: str, path: str, **kw: Any) -> Any:
-        return await self.request("fresh/observe", _camel({"session": session, "path": path, **kw}))
+    async def observe(
+        self,
+        session: str,
+        path: str,
+        *,
+        view_id: str | None = None,
+        first_line: int | None = None,
+        last_line: int | None = None,
+        text: str | None = None,
+        kind: str | None = None,
+    ) -> Result:
+        """``fresh/observe``: register a view."""
+        params = observe_params(session, path, view_id, first_line, last_line, text, kind)
+        return dict(await self.request("fresh/observe", params))
 
-    async def stale(self, session: str, view_ids: list[str] | None = None) -> Any:
-        return await self.request("fresh/stale", _camel({"session": session, "view_ids": view_ids}))
+    async def stale(self, session: str, view_ids: list[str] | None = None) -> Result:
+        """``fresh/stale``: which views went stale, and how."""
+        return dict(await self.request("fresh/stale", _params(session=session, view_ids=view_ids)))
 
-    async def project(self, session: str, **kw: Any) -> Any:
-        return await self.request("fresh/project", _camel({"session": session, **kw}))
+    async def project(
+        self,
+        session: str,
+        *,
+        budget_bytes: int | None = None,
+        policy: str | None = None,
+        view_ids: list[str] | None = None,
+    ) -> Result:
+        """``fresh/project``: the budgeted projection and the markers."""
+        params = project_params(session, budget_bytes, policy, view_ids)
+        return dict(await self.request("fresh/project", params))
 
-    async def commit(self, plan_id: str) -> Any:
-        return await self.request("fresh/commit", {"planId": plan_id})
+    async def commit(self, plan_id: str) -> Result:
+        """``fresh/commit``: ``{ok, changed}``."""
+        return dict(await self.request("fresh/commit", {"planId": plan_id}))
 
-    async def forget(self, session: str, view_ids: list[str] | None = None) -> Any:
-        return await self.request(
-            "fresh/forget", _camel({"session": session, "view_ids": view_ids})
-        )
+    async def forget(self, session: str, view_ids: list[str] | None = None) -> Result:
+        """``fresh/forget``: ``{forgotten}``."""
+        params = _params(session=session, view_ids=view_ids)
+        return dict(await self.request("fresh/forget", params))
 
-    async def status(self) -> Any:
-        return await self.request("fresh/status", {})
+    async def status(self) -> Result:
+        """``fresh/status``."""
+        return dict(await self.request("fresh/status", {}))
+
+    async def view_text(self, session: str, view_id: str) -> Result:
+        """``fresh/viewText`` (an addition): what a view showed."""
+        return dict(await self.request("fresh/viewText", {"session": session, "viewId": view_id}))
 
     async def did_write(self, path: str, session: str | None = None) -> None:
-        await self.notify("fresh/didWrite", _camel({"path": path, "session": session}))
+        """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
+        await self.notify("fresh/didWrite", _params(path=path, session=session))
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.request("shutdown", None), 5)
             await self.notify("exit", None)
-        self._task.cancel()
         self._writer.close()
         with contextlib.suppress(Exception):
             await self._writer.wait_closed()
+        proc = self._process
+        if proc is not None:
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
 
 def _camel(params: dict[str, Any]) -> dict[str, Any]:

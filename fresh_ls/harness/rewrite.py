@@ -1,0 +1,334 @@
+"""Rewrite one outgoing chat request so that it carries no stale view.
+
+A harness keeps the conversation as the tools returned it; just before each model request it
+hands that record to ``rewrite_request`` and sends what comes back instead:
+
+1. the tool results in the request are found (OpenAI chat-completions: messages of role
+   ``tool`` with ``tool_call_id``; Anthropic messages: ``tool_result`` blocks with
+   ``tool_use_id`` in user messages) and mapped to view ids (the tool-call id by default);
+2. views of the session whose tool result is no longer in the request (the harness compacted
+   it away) are dropped with ``fresh/forget``;
+3. ``fresh/project`` plans the projection over the views still in the request; the tool
+   result of every view it replaces becomes that view's marker text, and the ``rendered``
+   projection is appended once, at the end;
+4. ``fresh/commit`` runs last. When it fails (a file changed after the plan was made), the
+   request is planned and rebuilt once more from the untouched input; a second failure
+   raises ``CommitFailed``. A half-rewritten request is never returned.
+
+The input is never mutated: every attempt works on a deep copy. Markers and ``rendered`` come
+from the server byte for byte, and the one piece of text added here (``PROJECTION_HEADER``) is
+a constant, so while nothing changes the rewritten request is byte-identical from one request
+to the next except for what the conversation itself appended: prompt caches keep hitting.
+
+Where the projection goes: OpenAI form, a final ``{"role": "user"}`` message; Anthropic
+form, a text block appended to the last message when that is a user message (its
+``tool_result`` blocks stay first, as the API requires), else a final user message. Either
+way it is the last thing in the request, after every byte of history, so a prompt cache can
+serve all that precedes it.
+
+The protocol steps are written once, as a generator that yields the client calls it needs
+(``_steps``); ``rewrite_request`` drives it with a ``SyncClient`` and ``arewrite_request``
+with an ``AsyncClient``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Format = Literal["openai", "anthropic"]
+ViewIds = Mapping[str, str] | Callable[[str], str | None] | None
+ResultId = Callable[[Mapping[str, Any]], str | None]
+
+#: The line put before the rendered projection. Constant, so it never breaks a cache.
+PROJECTION_HEADER = (
+    "[fresh-ls] Current code for the tool results replaced above, read from the disk just "
+    "before this request. Each entry is one header line, then exactly the bytes it states.\n"
+)
+
+
+class RewriteError(Exception):
+    """The request could not be rewritten; nothing should be sent as it is."""
+
+
+class CommitFailed(RewriteError):
+    """``fresh/commit`` failed twice: files kept changing while the request was planned."""
+
+    def __init__(self, changed: list[str], plan_id: str) -> None:
+        super().__init__(
+            f"fresh/commit failed twice (plan {plan_id}): {', '.join(changed) or 'files'} "
+            "changed while the request was being planned; try again when they settle"
+        )
+        self.changed = changed
+        self.plan_id = plan_id
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """One tool result in a request: where it is and the tool-call id it answers."""
+
+    message: int  # index in ``messages``
+    block: int | None  # Anthropic: index of the ``tool_result`` block in that message
+    call_id: str
+
+
+@dataclass
+class Rewritten:
+    """What ``rewrite_request`` made: the request to send, and how."""
+
+    request: Any  # the rewritten deep copy, the same shape as the input
+    format: Format
+    plan: dict[str, Any]  # the committed ``fresh/project`` result
+    #: tool-call id -> view id, for each tool result that became a marker
+    replaced: dict[str, str] = field(default_factory=dict)
+    forgotten: list[str] = field(default_factory=list)  # view ids dropped with fresh/forget
+    attempts: int = 1  # 2 when the first commit failed
+    #: index of the message that holds the projection (None: nothing was appended)
+    projection_message: int | None = None
+
+
+# -- reading a request -----------------------------------------------------------------------
+
+
+def messages_of(request: Any) -> list[Any]:
+    """The message list of a request body (``{"messages": [...]}``) or of a bare list."""
+    messages = request.get("messages") if isinstance(request, Mapping) else request
+    if not isinstance(messages, list):
+        raise RewriteError(
+            "request: expected a list of messages or an object with a 'messages' list, got "
+            f"{type(messages).__name__}"
+        )
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise RewriteError(
+                f"messages[{index}]: expected an object, got {type(message).__name__}"
+            )
+        if message.get("type") in ("function_call", "function_call_output"):
+            raise RewriteError(
+                f"messages[{index}]: an OpenAI Responses API item; only chat-completions and "
+                "Anthropic messages requests can be rewritten"
+            )
+    return messages
+
+
+def detect_format(request: Any) -> Format:
+    """``anthropic`` when the request has ``tool_use``/``tool_result`` blocks or a top-level
+    ``system``; ``openai`` otherwise (role ``tool`` messages, or no tool results at all)."""
+    if isinstance(request, Mapping) and "system" in request:
+        return "anthropic"
+    for message in messages_of(request):
+        if message.get("role") == "tool":
+            return "openai"
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") in ("tool_result", "tool_use") for b in content
+        ):
+            return "anthropic"
+    return "openai"
+
+
+def find_tool_results(
+    messages: list[Any], fmt: Format, result_id: ResultId | None = None
+) -> list[ToolResult]:
+    """Every tool result of the request, in order.
+
+    ``result_id`` names the result carried by a message that has no tool-call id of its own
+    (a text-based agent puts each command's output in a plain user message): it returns that
+    message's id, or None.
+    """
+    found: list[ToolResult] = []
+    for index, message in enumerate(messages):
+        if fmt == "openai" and message.get("role") == "tool":
+            call_id = message.get("tool_call_id")
+            if isinstance(call_id, str):
+                found.append(ToolResult(index, None, call_id))
+                continue
+        if fmt == "anthropic" and message.get("role") == "user":
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            for b, block in enumerate(blocks):
+                if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                    call_id = block.get("tool_use_id")
+                    if isinstance(call_id, str):
+                        found.append(ToolResult(index, b, call_id))
+        if result_id is not None:
+            named = result_id(message)
+            if named is not None:
+                found.append(ToolResult(index, None, named))
+    return found
+
+
+def _resolver(view_ids: ViewIds) -> Callable[[str], str | None]:
+    if view_ids is None:
+        return lambda call_id: call_id
+    if isinstance(view_ids, Mapping):
+        mapping = view_ids
+        return lambda call_id: mapping.get(call_id, call_id)
+    return view_ids
+
+
+# -- writing the copy ------------------------------------------------------------------------
+
+
+def _replaced_content(old: Any, text: str) -> Any:
+    """The marker in the shape the content had: a string, or one text part."""
+    if isinstance(old, list):
+        return [{"type": "text", "text": text}]
+    return text
+
+
+def _apply(
+    request: Any,
+    fmt: Format,
+    results: list[ToolResult],
+    view_of: Callable[[str], str | None],
+    plan: Mapping[str, Any],
+    header: str,
+) -> tuple[Any, dict[str, str], int | None]:
+    out = copy.deepcopy(request)
+    messages = messages_of(out)
+    markers = {m["viewId"]: m["text"] for m in plan.get("markers", [])}
+    replaced: dict[str, str] = {}
+    for result in results:
+        view_id = view_of(result.call_id)
+        if view_id is None or view_id not in markers:
+            continue
+        message = messages[result.message]
+        if result.block is None:
+            message["content"] = _replaced_content(message.get("content"), markers[view_id])
+        else:
+            block = message["content"][result.block]
+            block["content"] = _replaced_content(block.get("content"), markers[view_id])
+        replaced[result.call_id] = view_id
+    rendered = plan.get("rendered") or ""
+    if not rendered:
+        return out, replaced, None
+    text = header + rendered
+    if fmt == "openai":
+        messages.append({"role": "user", "content": text})
+    elif messages and messages[-1].get("role") == "user":
+        last = messages[-1]
+        content = last.get("content")
+        blocks = list(content) if isinstance(content, list) else []
+        if isinstance(content, str):
+            blocks = [{"type": "text", "text": content}]
+        last["content"] = [*blocks, {"type": "text", "text": text}]
+    else:
+        messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
+    return out, replaced, len(messages) - 1
+
+
+# -- the protocol steps ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Call:
+    method: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _steps(
+    session: str,
+    request: Any,
+    view_ids: ViewIds,
+    fmt: Format | None,
+    policy: str | None,
+    budget_bytes: int | None,
+    forget_missing: bool,
+    result_id: ResultId | None,
+    header: str,
+) -> Generator[_Call, Any, Rewritten]:
+    messages = messages_of(request)
+    form: Format = fmt or detect_format(request)
+    if form not in ("openai", "anthropic"):
+        raise RewriteError(f"fmt: expected 'openai' or 'anthropic', got {form!r}")
+    results = find_tool_results(messages, form, result_id)
+    view_of = _resolver(view_ids)
+    in_request = {v for v in (view_of(r.call_id) for r in results) if v is not None}
+    known = yield _Call("stale", (session,), {})
+    held = [v["viewId"] for v in known.get("views", [])]
+    present = sorted(v for v in held if v in in_request)
+    gone = [v for v in held if v not in in_request] if forget_missing else []
+    if gone:
+        yield _Call("forget", (session, gone), {})
+    changed: list[str] = []
+    plan_id = ""
+    for attempt in (1, 2):
+        plan = yield _Call(
+            "project",
+            (session,),
+            {"budget_bytes": budget_bytes, "policy": policy, "view_ids": present},
+        )
+        out, replaced, where = _apply(request, form, results, view_of, plan, header)
+        plan_id = str(plan["planId"])
+        verdict = yield _Call("commit", (plan_id,), {})
+        if verdict.get("ok"):
+            return Rewritten(out, form, dict(plan), replaced, gone, attempt, where)
+        changed = list(verdict.get("changed") or [])
+    raise CommitFailed(changed, plan_id)
+
+
+def rewrite_request(
+    client: Any,
+    session: str,
+    request: Any,
+    *,
+    view_ids: ViewIds = None,
+    fmt: Format | None = None,
+    policy: str | None = None,
+    budget_bytes: int | None = None,
+    forget_missing: bool = True,
+    result_id: ResultId | None = None,
+    header: str = PROJECTION_HEADER,
+) -> Rewritten:
+    """Rewrite ``request`` (a request body with ``messages``, or the message list) for
+    ``session`` through a ``SyncClient``; the input is left as it was.
+
+    ``view_ids`` maps a tool-call id to its view id: None (the same id), a mapping (ids it
+    lacks map to themselves) or a function (None: that result is no view). ``policy`` and
+    ``budget_bytes`` go to ``fresh/project`` (None: the connection's defaults).
+    ``forget_missing=False`` keeps views whose tool result is gone (they are then neither
+    projected nor forgotten). Raises ``CommitFailed`` after two failed commits,
+    ``RewriteError`` for a request it cannot read, and ``FreshClientError`` from the client.
+    """
+    steps = _steps(
+        session, request, view_ids, fmt, policy, budget_bytes, forget_missing, result_id, header
+    )
+    try:
+        call = next(steps)
+        while True:
+            result = getattr(client, call.method)(*call.args, **call.kwargs)
+            call = steps.send(result)
+    except StopIteration as done:
+        rewritten: Rewritten = done.value
+        return rewritten
+
+
+async def arewrite_request(
+    client: Any,
+    session: str,
+    request: Any,
+    *,
+    view_ids: ViewIds = None,
+    fmt: Format | None = None,
+    policy: str | None = None,
+    budget_bytes: int | None = None,
+    forget_missing: bool = True,
+    result_id: ResultId | None = None,
+    header: str = PROJECTION_HEADER,
+) -> Rewritten:
+    """``rewrite_request`` through an ``AsyncClient``."""
+    steps = _steps(
+        session, request, view_ids, fmt, policy, budget_bytes, forget_missing, result_id, header
+    )
+    try:
+        call = next(steps)
+        while True:
+            result = await getattr(client, call.method)(*call.args, **call.kwargs)
+            call = steps.send(result)
+    except StopIteration as done:
+        rewritten: Rewritten = done.value
+        return rewritten
