@@ -36,9 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +49,7 @@ from fresh_ls.client import SyncClient  # noqa: E402
 from fresh_ls.core.text import split_lines  # noqa: E402
 from fresh_ls.harness.rewrite import rewrite_request  # noqa: E402
 from fresh_ls.replay.actions import Workspace  # noqa: E402
-from fresh_ls.replay.runner import load_steps  # noqa: E402
+from fresh_ls.replay.runner import scratch_run  # noqa: E402
 from fresh_ls.report import table  # noqa: E402
 
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "trajectories"
@@ -186,24 +184,14 @@ class _Arm:
 
 
 def econ_run(fixture: Path, budget_bytes: int) -> RunEcon:
-    meta = json.loads((fixture / "meta.json").read_text())
-    result = RunEcon(run=str(meta.get("id") or fixture.name))
-    steps = load_steps(fixture)
-    result.steps = len(steps)
-    root = Path(tempfile.mkdtemp(prefix="fresh-ls-econ-"))
+    result = RunEcon(run=fixture.name)
     try:
-        shutil.copytree(fixture / "base", root, dirs_exist_ok=True)
-        ws = Workspace(
-            root,
-            list(meta.get("workspacePrefixes") or []),
-            openhands=str(meta.get("format", "")).startswith("openhands"),
-        )
-        with SyncClient.spawn(root) as client:
+        with scratch_run(fixture, prefix="fresh-ls-econ-") as (meta, steps, ws, client):
+            result.run = str(meta.get("id") or fixture.name)
+            result.steps = len(steps)
             _replay(client, ws, steps, result, budget_bytes, meta)
     except Exception as exc:  # one broken run is reported, the others still count
         result.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
     return result
 
 

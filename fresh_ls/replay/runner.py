@@ -12,9 +12,11 @@ edit-result snippets registered with ``fresh/observe``). The two numbers that mu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,12 +101,15 @@ def load_steps(fixture: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def replay(fixture: Path, budget_bytes: int = 131072, keep: bool = False) -> RunResult:
+@contextlib.contextmanager
+def scratch_run(
+    fixture: Path, prefix: str = "fresh-ls-replay-", keep: bool = False
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], Workspace, SyncClient]]:
+    """A recorded run ready to replay: its meta and steps, a scratch copy of its ``base/``
+    with the editor semantics of its agent, and a real server on that copy."""
     meta = json.loads((fixture / "meta.json").read_text())
-    result = RunResult(run=meta.get("id") or fixture.name)
     steps = load_steps(fixture)
-    result.steps = len(steps)
-    root = Path(tempfile.mkdtemp(prefix="fresh-ls-replay-"))
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     try:
         shutil.copytree(fixture / "base", root, dirs_exist_ok=True)
         ws = Workspace(
@@ -113,12 +118,21 @@ def replay(fixture: Path, budget_bytes: int = 131072, keep: bool = False) -> Run
             openhands=str(meta.get("format", "")).startswith("openhands"),
         )
         with SyncClient.spawn(root) as client:
-            _run(client, ws, steps, result, budget_bytes)
-    except (FreshClientError, OSError, ValueError) as exc:
-        result.error = f"{type(exc).__name__}: {exc}"
+            yield meta, steps, ws, client
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def replay(fixture: Path, budget_bytes: int = 131072, keep: bool = False) -> RunResult:
+    result = RunResult(run=fixture.name)
+    try:
+        with scratch_run(fixture, keep=keep) as (meta, steps, ws, client):
+            result.run = meta.get("id") or fixture.name
+            result.steps = len(steps)
+            _run(client, ws, steps, result, budget_bytes)
+    except (FreshClientError, OSError, ValueError) as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
     return result
 
 
