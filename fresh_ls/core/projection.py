@@ -166,13 +166,21 @@ def top_level_pieces(source: Source, status: str) -> list[Entry]:
 
 
 class _Selection:
-    """Entries chosen so far, with their rendered size kept exact as they merge."""
+    """Entries chosen so far, with their rendered size kept exact as they merge.
+
+    Entries are kept per path: containment only ever involves entries of the same file, so
+    a whole file falling back to its many top-level pieces stays linear, not quadratic.
+    """
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self.entries: list[Entry] = []
+        self.by_path: dict[str, list[Entry]] = {}
         self.costs: dict[int, int] = {}
         self.used = 0
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [e for entries in self.by_path.values() for e in entries]
 
     def _total_with(self, remove: list[Entry], add: list[Entry]) -> int:
         """The rendered size after swapping ``remove`` for ``add``, without re-rendering
@@ -180,17 +188,18 @@ class _Selection:
         total = self.used - sum(self.costs[id(e)] for e in remove)
         return total + sum(e.cost() for e in add)
 
-    def _swap(self, remove: list[Entry], add: list[Entry], total: int) -> None:
+    def _swap(self, path: str, remove: list[Entry], add: Entry, total: int) -> None:
         for e in remove:
             self.costs.pop(id(e), None)
         gone = {id(e) for e in remove}
-        self.entries = [e for e in self.entries if id(e) not in gone] + add
-        for e in add:
-            self.costs[id(e)] = e.cost()
+        same_file = self.by_path.setdefault(path, [])
+        same_file[:] = [e for e in same_file if id(e) not in gone]
+        same_file.append(add)
+        self.costs[id(add)] = add.cost()
         self.used = total
 
     def serving(self, entry: Entry) -> Entry | None:
-        for e in self.entries:
+        for e in self.by_path.get(entry.path, ()):
             if e.contains(entry):
                 return e
         return None
@@ -206,15 +215,15 @@ class _Selection:
             total = self._total_with([host], [grown])
             if total > self.budget:
                 return None
-            self._swap([host], [grown], total)
+            self._swap(entry.path, [host], grown, total)
             return grown
-        inner = [e for e in self.entries if entry.contains(e)]
+        inner = [e for e in self.by_path.get(entry.path, ()) if entry.contains(e)]
         ids = {view_id, *(v for e in inner for v in e.view_ids)}
         new = replace(entry, view_ids=sorted(ids))
         total = self._total_with(inner, [new])
         if total > self.budget:
             return None
-        self._swap(inner, [new], total)
+        self._swap(entry.path, inner, new, total)
         return new
 
 
