@@ -49,7 +49,7 @@ from fresh_ls.client import SyncClient  # noqa: E402
 from fresh_ls.core.text import split_lines  # noqa: E402
 from fresh_ls.harness.rewrite import rewrite_request  # noqa: E402
 from fresh_ls.replay.actions import Workspace  # noqa: E402
-from fresh_ls.replay.runner import scratch_run  # noqa: E402
+from fresh_ls.replay.runner import play_step, scratch_run  # noqa: E402
 from fresh_ls.report import table  # noqa: E402
 
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "trajectories"
@@ -212,26 +212,13 @@ def _replay(
     for i, step in enumerate(steps):
         if i > 0:
             _request(client, ws, messages, shown, arms, result, budget)
-        outcome = ws.apply(step)
-        for rel in outcome.wrote:
-            client.did_write(rel, session=SESSION)
+        outcome, registered = play_step(client, ws, i, step, SESSION)
         if outcome.not_reproduced:
             result.not_reproduced.append(f"step {i}: {outcome.not_reproduced}")
-        if len(outcome.views) > 1:
-            raise ValueError(f"step {i} made {len(outcome.views)} views; one tool result each")
-        for view in outcome.views:
-            view_id = f"step{i}"
-            r = client.observe(
-                SESSION,
-                view.path,
-                view_id=view_id,
-                first_line=view.first,
-                last_line=view.last,
-                text=view.text,
-                kind=view.kind,
-            )
-            recorded = client.view_text(SESSION, view_id)["text"]
-            shown[view_id] = (r["path"], r["firstLine"], r["lastLine"], recorded)
+        if len(registered) > 1:
+            raise ValueError(f"step {i} made {len(registered)} views; one tool result each")
+        for v in registered:
+            shown[v.view_id] = (v.path, v.first, v.last, v.text)
             result.views += 1
         messages.append(_tool_call(i, step))
         messages.append(

@@ -23,7 +23,7 @@ from typing import Any
 
 from fresh_ls.client import FreshClientError, SyncClient
 from fresh_ls.core.text import split_lines
-from fresh_ls.replay.actions import Workspace
+from fresh_ls.replay.actions import StepOutcome, Workspace
 
 SESSION = "replay"
 
@@ -136,6 +136,48 @@ def replay(fixture: Path, budget_bytes: int = 131072, keep: bool = False) -> Run
     return result
 
 
+@dataclass
+class Registered:
+    """A view the replay registered: what the server recorded for it (it restores a final
+    newline that tools strip) and the status it answered at once."""
+
+    view_id: str
+    path: str
+    first: int
+    last: int
+    text: str
+    kind: str
+    status: str
+
+
+def play_step(
+    client: SyncClient, ws: Workspace, i: int, step: dict[str, Any], session: str = SESSION
+) -> tuple[StepOutcome, list[Registered]]:
+    """Apply step ``i`` to the files, report its writes, register the views it showed."""
+    outcome = ws.apply(step)
+    for rel in outcome.wrote:
+        client.did_write(rel, session=session)
+    registered = []
+    for k, view in enumerate(outcome.views):
+        view_id = f"step{i}" + (f".{k}" if k else "")
+        r = client.observe(
+            session,
+            view.path,
+            view_id=view_id,
+            first_line=view.first,
+            last_line=view.last,
+            text=view.text,
+            kind=view.kind,
+        )
+        recorded = client.view_text(session, view_id)["text"]
+        registered.append(
+            Registered(
+                view_id, r["path"], r["firstLine"], r["lastLine"], recorded, view.kind, r["status"]
+            )
+        )
+    return outcome, registered
+
+
 def _run(
     client: SyncClient, ws: Workspace, steps: list[dict[str, Any]], result: RunResult, budget: int
 ) -> None:
@@ -143,28 +185,14 @@ def _run(
     for i, step in enumerate(steps):
         if shown:
             result.requests.append(_check_request(client, ws, shown, i, budget))
-        outcome = ws.apply(step)
-        for rel in outcome.wrote:
-            client.did_write(rel, session=SESSION)
+        outcome, registered = play_step(client, ws, i, step)
         if outcome.not_reproduced:
             result.not_reproduced.append(f"step {i}: {outcome.not_reproduced}")
-        for k, view in enumerate(outcome.views):
-            view_id = f"step{i}" + (f".{k}" if k else "")
-            r = client.observe(
-                SESSION,
-                view.path,
-                view_id=view_id,
-                first_line=view.first,
-                last_line=view.last,
-                text=view.text,
-                kind=view.kind,
-            )
-            # What the server recorded (it restores a final newline tools strip).
-            recorded = client.view_text(SESSION, view_id)["text"]
-            shown[view_id] = (r["path"], r["firstLine"], r["lastLine"], recorded, view.kind)
+        for v in registered:
+            shown[v.view_id] = (v.path, v.first, v.last, v.text, v.kind)
             result.views_registered += 1
-            result.edit_results += view.kind == "editResult"
-            result.diverged_views += r["status"] != "fresh"
+            result.edit_results += v.kind == "editResult"
+            result.diverged_views += v.status != "fresh"
 
 
 def _disk_lines(ws: Workspace, path: str, cache: dict[str, list[str] | None]) -> list[str] | None:
