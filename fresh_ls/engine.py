@@ -470,9 +470,6 @@ class Engine:
             except Exception:  # a dead connection must not stop the others hearing it
                 continue
 
-    def watched_paths(self) -> set[str]:
-        return {v.path for views in self.views.values() for v in views.values()}
-
 
 def _range(
     first_line: int | None, last_line: int | None, n: int, given: list[str] | None

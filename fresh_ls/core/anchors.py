@@ -14,6 +14,7 @@ import hashlib
 
 from fresh_ls.core.model import ObservedUnit
 from fresh_ls.core.sources import Source
+from fresh_ls.core.symbols import innermost_at_line
 
 #: Lines of context kept on each side of a text unit, to tell repeated text apart.
 CONTEXT_LINES = 2
@@ -54,7 +55,6 @@ def anchor_view(
     if whole_file or source.definitions is None or last < first:
         return [file_unit(path, first, last, observed, source)]
     defs = source.definitions
-    owners = source.owners()
     # Group the view's lines by owner: a definition index, or a run of lines outside any
     # definition (blank ones included: every observed line belongs to some unit).
     groups: dict[object, list[int]] = {}
@@ -62,7 +62,7 @@ def anchor_view(
     text_run = 0
     prev_key: object = None
     for line in range(first, last + 1):
-        owner = owners[line - 1] if line - 1 < len(owners) else None
+        owner = innermost_at_line(defs, line)
         if owner is None:
             if not (isinstance(prev_key, tuple) and prev_key[0] == "text"):
                 text_run += 1

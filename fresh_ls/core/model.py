@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Status = Literal["fresh", "moved", "changed", "ambiguous", "deleted", "unreadable"]
 UnitKind = Literal["symbol", "text", "file"]
 ViewKind = Literal["read", "editResult"]
 

@@ -204,6 +204,3 @@ class DefinitionIndex:
             self.full_parses += 1
         self._last[path] = _LastTree(language, data, tree, sha256)
         return tree, reparse
-
-    def forget_path(self, path: str) -> None:
-        self._last.pop(path, None)

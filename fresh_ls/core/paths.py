@@ -15,10 +15,6 @@ class PathOutsideRoot(ValueError):
     """The path resolves outside the root (error -32010 on the wire)."""
 
 
-def normalize_root(root: str | os.PathLike[str]) -> Path:
-    return Path(os.path.realpath(os.fspath(root)))
-
-
 def resolve_in_root(root: Path, path: str) -> tuple[str, Path]:
     """Return ``(relative posix path, absolute real path)`` or raise PathOutsideRoot.
 

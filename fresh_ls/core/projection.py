@@ -23,7 +23,6 @@ from fresh_ls.core.sources import Source
 from fresh_ls.core.text import utf8_len
 
 DEFAULT_BUDGET_BYTES = 131072
-POLICIES = ("stale", "all")
 
 
 @dataclass(slots=True)

@@ -46,7 +46,6 @@ class Source:
     size: int
     definitions: list[Definition] | None
     lines: list[str] = field(default_factory=list)
-    _owners: list[int | None] | None = None
 
     @staticmethod
     def from_text(path: str, text: str, index: DefinitionIndex | None = None) -> Source:
@@ -59,18 +58,6 @@ class Source:
     @property
     def line_count(self) -> int:
         return len(self.lines)
-
-    def owners(self) -> list[int | None]:
-        """For each line (index 0 = line 1), the index of the innermost definition holding
-        it, or None. Computed once per content and reused by every view of it."""
-        if self._owners is None:
-            owners: list[int | None] = [None] * len(self.lines)
-            # Definitions come sorted outer-first, so a later (inner) one overwrites.
-            for i, d in enumerate(self.definitions or []):
-                for line in range(d.first_line, min(d.last_line, len(self.lines)) + 1):
-                    owners[line - 1] = i
-            self._owners = owners
-        return self._owners
 
 
 _DEFAULT_INDEX = DefinitionIndex()

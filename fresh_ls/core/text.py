@@ -25,17 +25,6 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def join_lines(lines: list[str]) -> str:
-    return "".join(lines)
-
-
-def slice_lines(lines: list[str], first: int, last: int) -> str:
-    """Text of lines ``first..last`` (1-based, inclusive), line endings kept."""
-    if last < first:
-        return ""
-    return "".join(lines[first - 1 : last])
-
-
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

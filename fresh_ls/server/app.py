@@ -52,7 +52,6 @@ class App:
         self.engine = engine
         self.token = token
         self.stop = asyncio.Event()
-        self.tasks: set[asyncio.Task[Any]] = set()
 
     def _attach(self, server: FreshServer) -> None:
         def notify(payload: dict[str, Any]) -> None:
