@@ -35,6 +35,7 @@ from fresh_ls.core.projection import DEFAULT_BUDGET_BYTES
 from fresh_ls.engine import Engine
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
 from fresh_ls.server import params as P
+from fresh_ls.server.documents import apply_change
 
 log = logging.getLogger(__name__)
 
@@ -206,46 +207,6 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
 
 def _path_of(uri: str) -> str | None:
     return to_fs_path(uri) if uri.startswith("file:") else None
-
-
-#: The only line ends of LSP positions. ``str.splitlines`` (which pygls uses to apply
-#: incremental changes) also breaks at form feeds, U+2028 and more, and so would put an
-#: edit below such a character on the wrong line.
-_LSP_EOL = re.compile(r"\r\n|\r|\n")
-
-
-def _offset(text: str, position: lsp.Position, encoding: str) -> int:
-    """The index in ``text`` of an LSP position (its character counted in ``encoding``
-    units, clamped to the line as LSP says)."""
-    start = 0
-    for _ in range(position.line):
-        m = _LSP_EOL.search(text, start)
-        if m is None:
-            return len(text)
-        start = m.end()
-    m = _LSP_EOL.search(text, start)
-    end = m.start() if m else len(text)
-    i, units = start, 0
-    while i < end and units < position.character:
-        ch = text[i]
-        if encoding == "utf-8":
-            units += len(ch.encode("utf-8", "surrogatepass"))
-        elif encoding == "utf-32":
-            units += 1
-        else:
-            units += 2 if ord(ch) > 0xFFFF else 1
-        i += 1
-    return i
-
-
-def apply_change(text: str, change: Any, encoding: str = "utf-16") -> str:
-    """``text`` after one ``didChange`` content change (incremental or whole document)."""
-    change_range = getattr(change, "range", None)
-    if change_range is None:
-        return str(change.text)
-    a = _offset(text, change_range.start, encoding)
-    b = max(a, _offset(text, change_range.end, encoding))
-    return text[:a] + change.text + text[b:]
 
 
 def _authorized(server: FreshServer, fn: Callable[[Any], None]) -> Callable[[Any], None]:
