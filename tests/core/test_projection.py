@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.model import View
@@ -10,21 +11,8 @@ from fresh_ls.core.projection import plan
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 
-CART = """RATE = 10
-
-
-class Cart:
-    def __init__(self):
-        self.items = []
-
-    def total(self, quantity):
-        subtotal = quantity * RATE
-        return subtotal
-
-
-def helper():
-    return 1
-"""
+#: A small module: a constant, a class with two methods, a function.
+CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
 EDITED = CART.replace("* RATE", "* RATE * 2").replace("return 1", "return 2")
 
 

@@ -7,6 +7,7 @@ units must be called afterwards, with where their lines are now.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -15,21 +16,8 @@ from fresh_ls.core.model import LineRange, View
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view, diff_of
 
-CART = """RATE = 10
-
-
-class Cart:
-    def __init__(self):
-        self.items = []
-
-    def total(self, quantity):
-        subtotal = quantity * RATE
-        return subtotal
-
-
-def helper():
-    return 1
-"""
+#: A small module: a constant, a class with two methods, a function.
+CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
 
 
 def observe(path: str, text: str, first: int, last: int, whole: bool = False) -> View:

@@ -4,21 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CART = """RATE = 10
-
-
-class Cart:
-    def __init__(self):
-        self.items = []
-
-    def total(self, quantity):
-        subtotal = quantity * RATE
-        return subtotal
-
-
-def helper():
-    return 1
-"""
+#: A small module: a constant, a class with two methods, a function.
+CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
 
 
 def edit(path: Path, old: str, new: str) -> None:
