@@ -24,10 +24,11 @@ from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.model import LineRange, UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
+from fresh_ls.core.ranges import changed_lines, observed_lines, observed_range
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
-from fresh_ls.errors import FileUnreadable, InvalidParams, OutsideRoot, UnknownId
+from fresh_ls.errors import FileUnreadable, OutsideRoot, UnknownId
 from fresh_ls.store import ViewStore
 
 #: Plans kept per session at least, and how long each is kept at least (the contract's floor).
@@ -175,7 +176,7 @@ class Engine:
         now = time.time()
         claim = self._claims.pop(rel, None)
         who = claim.who if claim is not None and now - claim.at <= CLAIM_WINDOW_S else "outside"
-        first, last = _changed_lines(before, after)
+        first, last = changed_lines(before, after)
         changes = self._changes.setdefault(rel, [])
         changes.append(Change(who, now, first, last, after.sha256 if after else None))
         del changes[:-CHANGES_KEPT]
@@ -263,8 +264,8 @@ class Engine:
             raise FileUnreadable(f"path: {exc.message}") from None
         n = source.line_count
         given = split_lines(text) if text is not None else None
-        first, last, whole = _range(first_line, last_line, n, given)
-        observed = _observed_lines(source, first, last, given)
+        first, last, whole = observed_range(first_line, last_line, n, given)
+        observed = observed_lines(source, first, last, given)
         units = anchor_view(rel, source, first, last, observed, whole)
         self._seq += 1
         view = View(
@@ -469,62 +470,3 @@ class Engine:
                 listener(payload)
             except Exception:  # a dead connection must not stop the others hearing it
                 continue
-
-
-def _range(
-    first_line: int | None, last_line: int | None, n: int, given: list[str] | None
-) -> tuple[int, int, bool]:
-    """Resolve the observed range per the contract; (first, last, is_whole_file)."""
-    if first_line is None and last_line is None:
-        return 1, n, True
-    first = 1 if first_line is None else first_line
-    last = last_line if last_line is not None else (first + len(given) - 1 if given else n)
-    if first < 1:
-        raise InvalidParams(f"firstLine: must be 1 or more, got {first}")
-    if n == 0 and first == 1:
-        return 1, 0, True  # an empty file has no lines: any range from line 1 is all of it
-    # firstLine past the end first: without a lastLine, ``last`` is the file's last line
-    # and the complaint must name the field the client sent.
-    if first > n:
-        raise InvalidParams(
-            f"firstLine: {first} is past the end of the file ({n} lines); "
-            "observe a range inside the file"
-        )
-    if last < first:
-        raise InvalidParams(f"lastLine: {last} is before firstLine {first}")
-    last = min(last, n)
-    return first, last, first == 1 and last == n
-
-
-def _observed_lines(source: Source, first: int, last: int, given: list[str] | None) -> list[str]:
-    """What the agent saw for ``first..last``: the given text aligned to the range (the
-    final newline that tools strip is restored), else the current lines."""
-    current = source.lines[first - 1 : last]
-    if given is None:
-        return list(current)
-    count = last - first + 1
-    seen = list(given[:count]) + [""] * max(0, count - len(given))
-    if seen and current:
-        tail, disk = seen[-1], current[-1]
-        if tail and not tail.endswith("\n") and disk.endswith("\n"):
-            seen[-1] = tail + (
-                "\r\n" if disk.endswith("\r\n") and not tail.endswith("\r") else "\n"
-            )
-        elif tail.endswith("\n") and not disk.endswith("\n") and tail[:-1] == disk:
-            seen[-1] = disk
-    return seen
-
-
-def _changed_lines(before: Source | None, after: Source | None) -> tuple[int, int]:
-    """The line span of ``after`` that differs from ``before`` (common prefix/suffix)."""
-    if after is None or before is None:
-        return 1, max(1, after.line_count if after else 1)
-    a, b = before.lines, after.lines
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return start + 1, max(start + 1, end_b)
