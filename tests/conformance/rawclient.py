@@ -1,6 +1,6 @@
 """A tiny stdlib-only JSON-RPC client for the fresh-ls wire contract.
 
-Written only from /work/shared/design/PROTOCOL.md: it frames messages with the
+Written only from ../shared/design/PROTOCOL.md: it frames messages with the
 LSP base protocol (``Content-Length: N\\r\\n\\r\\n`` + JSON body), sends requests
 and notifications, collects server notifications, answers server-to-client
 requests with a null result, and gives every call a timeout so that a missing
@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_PYTHON = "/work/main/.venv/bin/python"
+#: The interpreter running the tests is the one with fresh-ls installed (the project's venv).
+DEFAULT_PYTHON = sys.executable
 
 
 class RpcError(Exception):

@@ -1,6 +1,6 @@
 """Independent conformance tests for the fresh-ls wire contract (v1).
 
-Written from /work/shared/design/PROTOCOL.md alone: nothing here reads or
+Written from ../shared/design/PROTOCOL.md alone: nothing here reads or
 imports fresh_ls. The server is driven over stdio through ``rawclient.py``.
 
 Where the contract is ambiguous, the test follows the most reasonable reading
