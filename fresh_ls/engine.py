@@ -74,6 +74,9 @@ class Plan:
     session: str
     created: float
     entries: list[tuple[str, int, int, str]]  # path, first, last, sha256
+    #: Views the plan left in place (no marker): the request carries them as the tools
+    #: returned them, so commit fails if they are no longer fresh (contract v1.1).
+    kept: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -325,6 +328,7 @@ class Engine:
             session=session,
             created=time.time(),
             entries=[(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
+            kept=_left_in_place(views, projection),
         )
         self._keep_plan(plan)
         return wire.project_result(plan.plan_id, projection)
@@ -349,12 +353,20 @@ class Engine:
             raise UnknownId(
                 f"planId: unknown or expired plan {plan_id!r}; call fresh/project again"
             )
-        changed: list[str] = []
+        changed: set[str] = set()
         for path, first, last, sha in plan.entries:
             source, _ = self._current_or_none(path)
             now = "".join(source.lines[first - 1 : last]) if source is not None else None
-            if (now is None or sha256_text(now) != sha) and path not in changed:
-                changed.append(path)
+            if now is None or sha256_text(now) != sha:
+                changed.add(path)
+        # A view left in place must still be fresh: its observed lines unchanged and where
+        # they were. Range overlap decides, so an edit elsewhere in the file passes. A view
+        # forgotten since the plan is no longer carried, so it cannot go stale in the request.
+        views = self.views.get(plan.session, {})
+        for view_id in plan.kept:
+            view = views.get(view_id)
+            if view is not None and self._assess(view).status != "fresh":
+                changed.add(view.path)
         return {"ok": not changed, "changed": sorted(changed)}
 
     async def forget(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
@@ -470,3 +482,9 @@ class Engine:
                 listener(payload)
             except Exception:  # a dead connection must not stop the others hearing it
                 continue
+
+
+def _left_in_place(views: list[View], projection: proj.Projection) -> list[str]:
+    """The views of a plan that got no marker: the request still carries their tool results."""
+    marked = {m.view_id for m in projection.markers}
+    return [v.view_id for v in views if v.view_id not in marked]

@@ -51,6 +51,57 @@ async def test_commit_ignores_writes_that_leave_the_entries_intact(fresh: Lsp, w
     assert await fresh.commit(plan["planId"]) == {"ok": True, "changed": []}
 
 
+async def test_commit_fails_when_a_view_left_in_place_changed(fresh: Lsp, ws: Path) -> None:
+    """Contract v1.1: under policy stale a fresh view stays in the request as the tool
+    returned it; if its lines change before the send, the commit must fail."""
+    await fresh.observe(path="cart.py", viewId="kept", firstLine=9, lastLine=9)
+    plan = await fresh.project()
+    assert plan["markers"] == [] and plan["entries"] == []
+    replace_in(ws / "cart.py", "quantity * RATE", "quantity * RATE * 2")
+    assert await fresh.commit(plan["planId"]) == {"ok": False, "changed": ["cart.py"]}
+
+
+async def test_commit_fails_when_a_view_left_in_place_moved(fresh: Lsp, ws: Path) -> None:
+    await fresh.observe(path="cart.py", viewId="kept", firstLine=9, lastLine=9)
+    plan = await fresh.project()
+    text = (ws / "cart.py").read_text()
+    (ws / "cart.py").write_text("# a formatter's new first line\n" + text)
+    assert await fresh.commit(plan["planId"]) == {"ok": False, "changed": ["cart.py"]}
+
+
+async def test_commit_passes_when_a_kept_view_s_file_changed_elsewhere(
+    fresh: Lsp, ws: Path
+) -> None:
+    """Range overlap, not whole-file invalidation: an edit below the view passes."""
+    await fresh.observe(path="cart.py", viewId="kept", firstLine=9, lastLine=9)
+    plan = await fresh.project()
+    replace_in(ws / "cart.py", "    return 1\n", "    return 2\n")
+    assert await fresh.commit(plan["planId"]) == {"ok": True, "changed": []}
+
+
+async def test_a_kept_view_forgotten_after_the_plan_does_not_fail_it(
+    fresh: Lsp, ws: Path
+) -> None:
+    await fresh.observe(path="cart.py", viewId="kept", firstLine=9, lastLine=9)
+    plan = await fresh.project()
+    await fresh.forget(viewIds=["kept"])
+    replace_in(ws / "cart.py", "quantity * RATE", "quantity * RATE * 2")
+    assert await fresh.commit(plan["planId"]) == {"ok": True, "changed": []}
+
+
+async def test_after_a_failed_commit_the_next_plan_replaces_the_kept_view(
+    fresh: Lsp, ws: Path
+) -> None:
+    await fresh.observe(path="cart.py", viewId="kept", firstLine=9, lastLine=9)
+    plan = await fresh.project()
+    replace_in(ws / "cart.py", "quantity * RATE", "quantity * RATE * 2")
+    assert (await fresh.commit(plan["planId"]))["ok"] is False
+    again = await fresh.project()
+    assert [m["viewId"] for m in again["markers"]] == ["kept"]
+    assert "quantity * RATE * 2" in again["rendered"]
+    assert await fresh.commit(again["planId"]) == {"ok": True, "changed": []}
+
+
 async def test_an_empty_plan_commits_ok(fresh: Lsp) -> None:
     plan = await fresh.project("nobody")
     assert await fresh.commit(plan["planId"]) == {"ok": True, "changed": []}

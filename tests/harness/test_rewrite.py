@@ -256,6 +256,26 @@ def test_a_failed_commit_plans_again_once(fresh: SyncClient, repo: Path) -> None
     assert fresh.commit(out.plan["planId"])["ok"] is True
 
 
+def test_a_view_left_in_place_that_changes_before_the_send_is_replaced_on_retry(
+    fresh: SyncClient, repo: Path
+) -> None:
+    """Contract v1.1: nothing was stale at plan time, so the plan left call_1 in place; a
+    write to its lines before the commit fails it, and the retry replaces call_1."""
+    total, helper = _observe_two(fresh, repo, ("call_1", "call_2"))
+    request = _openai(total, helper)
+    meddler = Meddler(fresh, repo, times=1)
+
+    out = rewrite_request(meddler, "s", request)
+
+    assert meddler.calls == ["stale", "project", "commit", "project", "commit"]
+    assert out.attempts == 2
+    assert list(out.replaced) == ["call_1"]
+    messages = out.request["messages"]
+    assert messages[3]["content"] != total and "[fresh-ls]" in messages[3]["content"]
+    assert "subtotal = quantity * RATE + 1\n" in messages[-1]["content"]
+    assert messages[5] == request["messages"][5]  # call_2's lines did not change
+
+
 def test_a_commit_that_fails_twice_raises_and_sends_nothing(fresh: SyncClient, repo: Path) -> None:
     total, helper = _observe_two(fresh, repo, ("call_1", "call_2"))
     request = _openai(total, helper)
