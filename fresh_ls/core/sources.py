@@ -8,6 +8,7 @@ mtime is too close to the moment it was read is re-hashed instead of trusted.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as stat_mod
 import time
@@ -66,11 +67,7 @@ _DEFAULT_INDEX = DefinitionIndex()
 def decode_source(path: str, data: bytes) -> str:
     """The text of a file, or SourceError('unreadable') for binary or oversized content."""
     if len(data) > MAX_FILE_BYTES:
-        raise SourceError(
-            "unreadable",
-            f"{path} is {len(data)} bytes, over the limit of {MAX_FILE_BYTES} bytes; "
-            "read the part you need with a ranged tool instead",
-        )
+        raise SourceError("unreadable", _too_large(path, len(data)))
     if b"\x00" in data[:BINARY_SNIFF_BYTES]:
         raise SourceError("unreadable", f"{path} looks binary (it holds NUL bytes)")
     try:
@@ -79,6 +76,96 @@ def decode_source(path: str, data: bytes) -> str:
         raise SourceError(
             "unreadable", f"{path} is not UTF-8 text (byte {exc.start} is invalid)"
         ) from None
+
+
+def _too_large(path: str, size: int) -> str:
+    return (
+        f"{path} is {size} bytes, over the limit of {MAX_FILE_BYTES} bytes; "
+        "read the part you need with a ranged tool instead"
+    )
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes of an open file: a file that grows while read cannot make one
+    request read (and hash, and parse) more than the size limit allows."""
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+#: Flags of the final open: never follow a symlink, never block on a FIFO or a device.
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_OPEN_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+def _walk_open(root_fd: int, parts: list[str]) -> int:
+    """Open ``parts`` below ``root_fd`` one component at a time, following no symlink.
+
+    Each component is opened relative to the directory opened before it, so no swap of a
+    component for a symlink between a check and the read can lead the read outside the
+    root: the swapped component fails to open instead (ELOOP / ENOTDIR).
+    """
+    dir_fd = root_fd
+    try:
+        for name in parts[:-1]:
+            next_fd = os.open(name, _OPEN_DIR, dir_fd=dir_fd)
+            if dir_fd != root_fd:
+                os.close(dir_fd)
+            dir_fd = next_fd
+        return os.open(parts[-1], _OPEN_FILE, dir_fd=dir_fd)
+    finally:
+        if dir_fd != root_fd:
+            os.close(dir_fd)
+
+
+def open_in_root(root: Path, rel_path: str) -> int:
+    """A read-only fd of ``root/rel_path``, or SourceError.
+
+    A path whose components are plain directories and a plain file opens directly. When a
+    component is a symlink now, its real path decides: outside the root it is
+    ``unreadable`` (its content is never read); inside, the real path is opened the same
+    symlink-free way, so what is read is what was checked.
+    """
+    parts = [p for p in rel_path.split("/") if p]
+    if not parts or any(p in (".", "..") for p in parts):
+        raise SourceError("unreadable", f"{rel_path} is not a path inside the root")
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise SourceError("unreadable", f"the root cannot be opened: {exc.strerror}") from None
+    try:
+        for attempt in range(2):
+            try:
+                return _walk_open(root_fd, parts)
+            except FileNotFoundError:
+                raise SourceError("missing", f"{rel_path} does not exist") from None
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or attempt:
+                    raise SourceError(
+                        "unreadable", f"{rel_path} cannot be read: {exc.strerror}"
+                    ) from None
+            # A component is a symlink (or not a directory): where does it lead now?
+            real = os.path.realpath(os.path.join(root, *parts))
+            try:
+                rel_real = Path(real).relative_to(os.path.realpath(root))
+            except ValueError:
+                raise SourceError(
+                    "unreadable",
+                    f"{rel_path} now resolves outside the root (through a symlink); it is not read",
+                ) from None
+            new_parts = list(rel_real.parts)
+            if not new_parts or new_parts == parts:
+                raise SourceError("unreadable", f"{rel_path} is not a regular file")
+            parts = new_parts
+        raise AssertionError("unreachable")
+    finally:
+        os.close(root_fd)
 
 
 @dataclass(slots=True)
@@ -100,33 +187,46 @@ class SourceTable:
         return len(self._cache)
 
     def get(self, rel_path: str) -> Source:
-        """The file as it is on disk now, or SourceError (missing / unreadable)."""
-        abs_path = self.root / rel_path
+        """The file as it is on disk now, or SourceError (missing / unreadable).
+
+        Containment is checked on every read, not only when a path was first resolved: a
+        file (or a parent directory) swapped for a symlink that leaves the root since is
+        ``unreadable``, and its foreign content is never read (see ``open_in_root``).
+        """
         try:
-            st = os.stat(abs_path)
-        except FileNotFoundError:
-            self._cache.pop(rel_path, None)
-            raise SourceError("missing", f"{rel_path} does not exist") from None
-        except OSError as exc:
-            raise SourceError("unreadable", f"{rel_path} cannot be read: {exc.strerror}") from None
-        if not stat_mod.S_ISREG(st.st_mode):
-            raise SourceError("unreadable", f"{rel_path} is not a regular file")
-        key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
-        cached = self._cache.get(rel_path)
-        if (
-            cached is not None
-            and cached.stat_key == key
-            and cached.read_at - st.st_mtime_ns / 1e9 > RACY_WINDOW_S
-        ):
-            return cached.source
-        read_at = time.time()
+            fd = open_in_root(self.root, rel_path)
+        except SourceError as exc:
+            if exc.reason == "missing":
+                self._cache.pop(rel_path, None)
+            raise
         try:
-            data = abs_path.read_bytes()
-        except FileNotFoundError:
-            self._cache.pop(rel_path, None)
-            raise SourceError("missing", f"{rel_path} does not exist") from None
-        except OSError as exc:
-            raise SourceError("unreadable", f"{rel_path} cannot be read: {exc.strerror}") from None
+            try:
+                st = os.fstat(fd)
+            except OSError as exc:
+                raise SourceError(
+                    "unreadable", f"{rel_path} cannot be read: {exc.strerror}"
+                ) from None
+            if not stat_mod.S_ISREG(st.st_mode):
+                raise SourceError("unreadable", f"{rel_path} is not a regular file")
+            key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+            cached = self._cache.get(rel_path)
+            if (
+                cached is not None
+                and cached.stat_key == key
+                and cached.read_at - st.st_mtime_ns / 1e9 > RACY_WINDOW_S
+            ):
+                return cached.source
+            if st.st_size > MAX_FILE_BYTES:
+                raise SourceError("unreadable", _too_large(rel_path, st.st_size))
+            read_at = time.time()
+            try:
+                data = _read_at_most(fd, MAX_FILE_BYTES + 1)
+            except OSError as exc:
+                raise SourceError(
+                    "unreadable", f"{rel_path} cannot be read: {exc.strerror}"
+                ) from None
+        finally:
+            os.close(fd)
         sha = sha256_bytes(data)
         if cached is not None and cached.source.sha256 == sha:
             source = cached.source
