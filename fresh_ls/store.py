@@ -8,7 +8,9 @@ list of statements applied in order inside one transaction.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,22 @@ MIGRATIONS: list[list[str]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+#: Mode of the database and its side files: they hold the code agents read.
+PRIVATE_MODE = 0o600
+SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite opens it (SQLite would create it 0644
+    under the usual umask, and gives its -wal and -shm files the database's mode), and
+    tighten one an older version created."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, PRIVATE_MODE)
+    try:
+        os.fchmod(fd, PRIVATE_MODE)
+    finally:
+        os.close(fd)
+
+
 class StoreError(RuntimeError):
     """The database cannot be used (newer schema, corrupt file); says what to do."""
 
@@ -55,7 +73,8 @@ class ViewStore:
 
     @classmethod
     async def open(cls, path: Path) -> ViewStore:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _create_private(path)
         db = await aiosqlite.connect(path, isolation_level=None)
         store = cls(db, path)
         try:
@@ -63,10 +82,18 @@ class ViewStore:
             await db.execute("PRAGMA synchronous=FULL")
             await db.execute("PRAGMA busy_timeout=5000")
             await store._migrate()
+            store.make_private()
         except Exception:
             await db.close()
             raise
         return store
+
+    def make_private(self) -> None:
+        """The database and its WAL side files hold code: readable by this user only.
+        SQLite gives the side files the database's mode; this tightens any made before."""
+        for suffix in SIDE_FILES:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(f"{self.path}{suffix}", PRIVATE_MODE)
 
     async def close(self) -> None:
         await self._db.close()

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,32 @@ LOCK_FILE = "server.lock"
 SOCKET_FILE = "fresh-ls.sock"
 #: Unix socket paths longer than this do not fit in ``sockaddr_un`` on Linux (108 bytes).
 MAX_SOCKET_PATH = 100
+
+
+#: Files fresh-ls keeps in a state dir: an existing directory holding one of them (or
+#: nothing) is ours to make private.
+OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, "views.sqlite3")
+
+
+def make_private_dir(state_dir: Path) -> None:
+    """Create the state dir 0700, or tighten an existing one that is ours to 0700.
+
+    It holds the database (the code agents read) and the endpoint token: nobody but the
+    user may list or read it. An existing directory is tightened only when this user owns
+    it and it is empty or already holds fresh-ls files, so a ``--state-dir`` pointed at
+    some shared directory by mistake is not changed behind the user's back.
+    """
+    state_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        state_dir.mkdir(mode=0o700)
+    except FileExistsError:
+        st = state_dir.stat()
+        if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) == 0o700:
+            return
+        names = {p.name for p in state_dir.iterdir()}
+        if names and not names & set(OWN_FILES):
+            return
+    os.chmod(state_dir, 0o700)  # mkdir's mode is cut by the umask; set it exactly
 
 
 class AlreadyRunning(RuntimeError):
@@ -44,9 +71,11 @@ class RootLock:
 
     @classmethod
     def acquire(cls, state_dir: Path) -> RootLock:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(state_dir)
         path = state_dir / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

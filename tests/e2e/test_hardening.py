@@ -6,13 +6,16 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from fresh_ls.client import SyncClient
 
-from ._support import Listening, make_workspace, short_socket_path
+from ._support import WAIT_S, Listening, make_workspace, serve_command, short_socket_path
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -104,3 +107,80 @@ def test_a_symlink_swapped_in_that_stays_inside_the_root_is_still_followed(
         os.symlink("util_copy.py", root / "util.py")
         [view] = client.stale("s")["views"]
         assert view["status"] == "fresh"
+
+
+# -- private state files -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def open_umask():
+    """The laxest umask, so every mode the server ends with is one it set itself."""
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _assert_private(state: Path) -> None:
+    assert _mode(state) == 0o700
+    db = state / "views.sqlite3"
+    sides = [state / "views.sqlite3-wal", state / "views.sqlite3-shm"]
+    for path in [db, *sides, state / "server.lock", state / "endpoint.json"]:
+        assert path.exists(), path
+        assert _mode(path) == 0o600, (path, oct(_mode(path)))
+
+
+def test_the_state_dir_and_database_files_are_private(tmp_path: Path, servers, open_umask) -> None:
+    root = make_workspace(tmp_path / "ws")
+    server = Listening(root, f"unix:{short_socket_path()}", "--no-watch")
+    servers.append(server)
+    state = root / ".fresh-ls"
+    _assert_private(state)
+    with SyncClient.attach(root) as client:
+        for i in range(20):
+            client.observe("s", "cart.py", view_id=f"v{i}", first_line=1 + i % 14)
+        client.forget("s", ["v0"])
+        _assert_private(state)
+
+
+def test_an_existing_lax_state_dir_and_database_are_tightened(
+    tmp_path: Path, servers, open_umask
+) -> None:
+    root = make_workspace(tmp_path / "ws")
+    server = Listening(root, f"unix:{short_socket_path()}", "--no-watch")
+    with SyncClient.attach(root) as client:
+        client.observe("s", "cart.py", view_id="kept")
+    assert server.stop() == 0
+    state = root / ".fresh-ls"
+    os.chmod(state, 0o755)  # as an older fresh-ls left them
+    for path in state.iterdir():
+        os.chmod(path, 0o644)
+    server = Listening(root, f"unix:{short_socket_path()}", "--no-watch")
+    servers.append(server)
+    with SyncClient.attach(root) as client:
+        assert [v["viewId"] for v in client.stale("s")["views"]] == ["kept"]
+        client.observe("s", "util.py", view_id="new")
+        _assert_private(state)
+
+
+def test_a_state_dir_that_is_not_ours_is_left_as_it_is(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "ws")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "someone-elses.txt").write_text("hello\n")
+    os.chmod(shared, 0o755)
+    cmd = serve_command(root, "--listen", f"unix:{short_socket_path()}", "--no-watch")
+    proc = subprocess.Popen([*cmd, "--state-dir", str(shared)], stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while not (shared / "endpoint.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        assert _mode(shared) == 0o755
+        assert _mode(shared / "views.sqlite3") == 0o600
+    finally:
+        proc.terminate()
+        proc.wait(timeout=WAIT_S)
