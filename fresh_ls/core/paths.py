@@ -10,9 +10,29 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+#: Longest path accepted, in UTF-8 bytes (Linux's PATH_MAX). ``os.path.realpath`` costs
+#: the square of a path's length, so a path of hundreds of KiB would stall every client
+#: for seconds; no real file has such a path anyway.
+MAX_PATH_BYTES = 4096
+
 
 class PathOutsideRoot(ValueError):
     """The path resolves outside the root (error -32010 on the wire)."""
+
+
+class PathTooLong(PathOutsideRoot):
+    """The path is longer than ``MAX_PATH_BYTES`` (params validation answers -32602 for
+    it; a path that reaches the engine another way is refused like one outside the root)."""
+
+
+def path_too_long(path: str) -> str | None:
+    """Why ``path`` is too long to resolve, or None. Cheap: no resolution, no disk."""
+    if len(path) * 4 <= MAX_PATH_BYTES:  # at most 4 UTF-8 bytes per character
+        return None
+    size = len(path.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PATH_BYTES:
+        return None
+    return f"is {size} bytes long, over the limit of {MAX_PATH_BYTES} bytes (PATH_MAX)"
 
 
 def resolve_in_root(root: Path, path: str) -> tuple[str, Path]:
@@ -22,6 +42,9 @@ def resolve_in_root(root: Path, path: str) -> tuple[str, Path]:
     """
     if not isinstance(path, str) or not path or "\x00" in path:
         raise PathOutsideRoot(f"path {path!r} is not a usable file path")
+    too_long = path_too_long(path)
+    if too_long is not None:
+        raise PathTooLong(f"path {too_long}")
     candidate = Path(path)
     if not candidate.is_absolute():
         candidate = root / candidate

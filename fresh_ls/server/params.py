@@ -13,12 +13,20 @@ import attrs
 import cattrs
 from cattrs import transform_error
 
+from fresh_ls.core.paths import path_too_long
 from fresh_ls.errors import InvalidParams
 
 
 def _non_empty(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and not value:
         raise ValueError(f"{attribute.name} must not be empty")
+
+
+def _path(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    """Non-empty, and short enough to resolve cheaply (see ``paths.MAX_PATH_BYTES``)."""
+    _non_empty(_, attribute, value)
+    if value is not None and (too_long := path_too_long(value)) is not None:
+        raise ValueError(f"{attribute.name} {too_long}")
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
@@ -39,7 +47,7 @@ def _last_line(_: object, attribute: attrs.Attribute[Any], value: int | None) ->
 @attrs.define(kw_only=True)
 class ObserveParams:
     session: str = attrs.field(validator=_non_empty)
-    path: str = attrs.field(validator=_non_empty)
+    path: str = attrs.field(validator=_path)
     viewId: str | None = attrs.field(default=None, validator=_non_empty)
     firstLine: int | None = attrs.field(default=None, validator=_positive)
     lastLine: int | None = attrs.field(default=None, validator=_last_line)
@@ -85,7 +93,7 @@ class StatusParams:
 
 @attrs.define(kw_only=True)
 class DidWriteParams:
-    path: str = attrs.field(validator=_non_empty)
+    path: str = attrs.field(validator=_path)
     session: str | None = None
 
 

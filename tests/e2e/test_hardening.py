@@ -8,12 +8,14 @@ import os
 import shutil
 import stat
 import subprocess
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fresh_ls.client import SyncClient
+from fresh_ls.client import InvalidParamsError, SyncClient
 
 from ._support import WAIT_S, Listening, make_workspace, serve_command, short_socket_path
 
@@ -184,3 +186,57 @@ def test_a_state_dir_that_is_not_ours_is_left_as_it_is(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=WAIT_S)
+
+
+# -- one request cannot stall the others -------------------------------------------------------
+
+#: A sanity bound for one cheap request while another client sends a costly one (never a
+#: performance threshold: unbounded, these requests took many seconds).
+ANSWER_S = 2.0
+
+
+def _answered_meanwhile(root: Path, heavy: Callable[[SyncClient], object]) -> object:
+    """Run ``heavy`` on one client while another asks ``fresh/status`` over and over;
+    every status must be answered within ``ANSWER_S``. Returns what ``heavy`` returned."""
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        with SyncClient.attach(root) as busy:
+            try:
+                outcome["result"] = heavy(busy)
+            except Exception as exc:
+                outcome["error"] = exc
+
+    with SyncClient.attach(root) as other:
+        other.status()
+        worker = threading.Thread(target=run)
+        worker.start()
+        time.sleep(0.1)  # let the heavy request reach the server first
+        slowest = 0.0
+        while worker.is_alive() or slowest == 0.0:
+            t0 = time.monotonic()
+            other.status()
+            slowest = max(slowest, time.monotonic() - t0)
+            assert slowest < ANSWER_S, f"fresh/status took {slowest:.1f} s meanwhile"
+            time.sleep(0.05)
+        worker.join(WAIT_S)
+    if "error" in outcome:
+        return outcome["error"]
+    return outcome["result"]
+
+
+def test_a_very_long_path_is_refused_before_it_is_resolved(tmp_path: Path, servers) -> None:
+    root = make_workspace(tmp_path / "ws")
+    servers.append(Listening(root, f"unix:{short_socket_path()}", "--no-watch"))
+    long_path = "a/" * 200_000 + "cart.py"  # about 400 KiB
+
+    def heavy(client: SyncClient) -> object:
+        client.did_write(long_path, session="s")
+        return client.observe("s", long_path, view_id="long")
+
+    error = _answered_meanwhile(root, heavy)
+    assert isinstance(error, InvalidParamsError), error
+    assert "path" in error.message and "4096 bytes" in error.message, error.message
+    with SyncClient.attach(root) as client:
+        assert client.observe("s", "cart.py", view_id="ok")["status"] == "fresh"
+        assert [v["viewId"] for v in client.stale("s")["views"]] == ["ok"]
