@@ -52,6 +52,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--no-watch", action="store_true", help="do not watch the root for writes")
     serve.add_argument("--log-level", default="WARNING", help="logging level on stderr")
+    serve.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=16 * 1024 * 1024,
+        metavar="N",
+        help="refuse (and close the connection of) a message larger than N bytes "
+        "(default 16 MiB, the contract's floor)",
+    )
+    serve.add_argument(
+        "--auth-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="close an endpoint connection that has not presented the token by then (default 5)",
+    )
+    serve.add_argument(
+        "--max-unauthenticated",
+        type=_positive_int,
+        default=64,
+        metavar="N",
+        help="endpoint connections that may wait for their token at once; past it the oldest "
+        "is closed (default 64)",
+    )
     serve.set_defaults(func=cmd_serve)
 
     for name, helptext, func in (
@@ -94,8 +117,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    from fresh_ls.server.app import serve
+    from fresh_ls.server.app import Limits, serve
     from fresh_ls.server.endpoint import AlreadyRunning
 
     logging.basicConfig(
@@ -124,6 +157,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 args.listen,
                 args.listen is not None,
                 watch=not args.no_watch,
+                limits=Limits(
+                    max_message_bytes=args.max_message_bytes,
+                    auth_timeout_s=args.auth_timeout,
+                    max_unauthenticated=args.max_unauthenticated,
+                ),
             )
         )
     except AlreadyRunning as exc:

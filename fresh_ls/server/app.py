@@ -8,11 +8,14 @@ import logging
 import os
 import signal
 import sys
+from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdoutWriter
 
 from fresh_ls.engine import Engine
 from fresh_ls.server.connection import (
@@ -28,30 +31,88 @@ from fresh_ls.server.endpoint import (
     remove_endpoint,
     write_endpoint,
 )
+from fresh_ls.server.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limit
 from fresh_ls.server.watcher import watch_root
 
 log = logging.getLogger(__name__)
 
 
+#: How long a connection on the endpoint may take to present its token, and how many may
+#: wait at once; past the cap the oldest waiting one is closed, so a flood of silent
+#: connections can never shut out the token holder.
+DEFAULT_AUTH_TIMEOUT_S = 5.0
+DEFAULT_MAX_UNAUTHENTICATED = 64
+#: Answers a peer leaves unread before its connection is closed.
+MAX_UNREAD_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Limits:
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    auth_timeout_s: float = DEFAULT_AUTH_TIMEOUT_S
+    max_unauthenticated: int = DEFAULT_MAX_UNAUTHENTICATED
+
+
 class _StreamWriter:
-    """pygls writes with ``write``; an asyncio stream also needs draining and closing."""
+    """pygls writes with ``write``; an asyncio stream also needs closing, and a peer that
+    never reads its answers must not make the server hold them without end."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._w = writer
 
     def write(self, data: bytes) -> None:
-        if not self._w.is_closing():
-            self._w.write(data)
+        if self._w.is_closing():
+            return
+        if self._w.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
+            log.warning("closing a connection that left %d bytes of answers unread",
+                        self._w.transport.get_write_buffer_size())
+            self._w.close()
+            return
+        self._w.write(data)
 
     def close(self) -> None:
         self._w.close()
 
 
+async def _stdin_reader(executor: ThreadPoolExecutor) -> asyncio.StreamReader:
+    """stdin as an asyncio stream: a pipe through the loop (with flow control), anything
+    else (a regular file) through a thread that feeds it."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=stream_limit())
+    try:
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
+        )
+        return reader
+    except (ValueError, OSError):
+        pass
+    fd = sys.stdin.fileno()
+
+    async def feed() -> None:
+        while True:
+            chunk = await loop.run_in_executor(executor, os.read, fd, 65536)
+            if not chunk:
+                reader.feed_eof()
+                return
+            reader.feed_data(chunk)
+
+    _FEEDERS.add(task := asyncio.ensure_future(feed()))
+    task.add_done_callback(_FEEDERS.discard)
+    return reader
+
+
+_FEEDERS: set[asyncio.Future[None]] = set()
+
+
 class App:
-    def __init__(self, engine: Engine, token: str) -> None:
+    def __init__(self, engine: Engine, token: str, limits: Limits | None = None) -> None:
         self.engine = engine
         self.token = token
+        self.limits = limits or Limits()
         self.stop = asyncio.Event()
+        self.listening = False
+        #: Connections still to present their token, oldest first: name -> close.
+        self.waiting: OrderedDict[str, Callable[[], None]] = OrderedDict()
 
     def _attach(self, server: FreshServer) -> None:
         def notify(payload: dict[str, Any]) -> None:
@@ -79,12 +140,17 @@ class App:
         server = FreshServer(conn)
         server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         self._attach(server)
-        reader = StdinAsyncReader(sys.stdin.buffer, executor)
+        frames = FrameReader(await _stdin_reader(executor), self.limits.max_message_bytes)
+        broken = None
         try:
-            await run_connection(reader, server.protocol, self.stop)  # type: ignore[arg-type]
+            broken = await run_connection(frames, server.protocol, self.stop)  # type: ignore[arg-type]
         finally:
             self._detach(server)
-            self.stop.set()
+            if broken is None or not self.listening:
+                self.stop.set()
+            else:
+                # A broken frame ends the stdio client only; the endpoint's clients go on.
+                log.warning("stdio client closed: %s", broken.message)
 
     async def on_socket(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn_stop = asyncio.Event()
@@ -93,18 +159,33 @@ class App:
             conn_stop.set()
             writer.close()
 
+        name = new_connection_name("socket")
         conn = ConnectionInfo(
             engine=self.engine,
-            name=new_connection_name("socket"),
+            name=name,
             token=self.token,
             on_exit=close,
             close=close,
         )
+
+        def authorized() -> None:
+            self.waiting.pop(name, None)
+
+        conn.on_authorized = authorized
+        while len(self.waiting) >= max(1, self.limits.max_unauthenticated):
+            _, evict = self.waiting.popitem(last=False)
+            evict()
+        self.waiting[name] = close
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self.limits.auth_timeout_s, self._expire, conn)
         server = FreshServer(conn)
         server.protocol.set_writer(_StreamWriter(writer))
         self._attach(server)
+        frames = FrameReader(reader, self.limits.max_message_bytes)
         try:
-            await run_connection(reader, server.protocol, conn_stop)  # type: ignore[arg-type]
+            broken = await run_connection(frames, server.protocol, conn_stop)  # type: ignore[arg-type]
+            if broken is not None:
+                log.info("closed a connection: %s", broken.message)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         except asyncio.CancelledError:
@@ -112,9 +193,17 @@ class App:
             # task here keeps Python 3.11's stream callback from logging a traceback.
             pass
         finally:
+            timer.cancel()
+            self.waiting.pop(name, None)
             self._detach(server)
             with contextlib.suppress(Exception):
                 writer.close()
+
+    def _expire(self, conn: ConnectionInfo) -> None:
+        if not conn.authorized:
+            log.info("closing %s: no token within %.1f s", conn.name, self.limits.auth_timeout_s)
+            self.waiting.pop(conn.name, None)
+            conn.close()
 
 
 async def serve(
@@ -124,10 +213,11 @@ async def serve(
     listen: str | None,
     listen_enabled: bool,
     watch: bool = True,
+    limits: Limits | None = None,
 ) -> int:
     lock = RootLock.acquire(state_dir)
     engine = await Engine.open(root, state_dir)
-    app = App(engine, new_token())
+    app = App(engine, new_token(), limits)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -147,13 +237,18 @@ async def serve(
                 socket_path = address.path
                 with contextlib.suppress(FileNotFoundError):
                     socket_path.unlink()
-                server = await asyncio.start_unix_server(app.on_socket, path=str(socket_path))
+                server = await asyncio.start_unix_server(
+                    app.on_socket, path=str(socket_path), limit=stream_limit()
+                )
                 os.chmod(socket_path, 0o600)
                 public = f"unix:{socket_path}"
             else:
-                server = await asyncio.start_server(app.on_socket, address.host, address.port)
+                server = await asyncio.start_server(
+                    app.on_socket, address.host, address.port, limit=stream_limit()
+                )
                 port = server.sockets[0].getsockname()[1]
                 public = f"tcp:{address.host}:{port}"
+            app.listening = True
             write_endpoint(state_dir, public, app.token)
             log.info("listening on %s", public)
         if stdio:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
+import secrets
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
@@ -36,10 +36,14 @@ from fresh_ls.engine import Engine
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
 from fresh_ls.server import params as P
 from fresh_ls.server.documents import apply_change
+from fresh_ls.server.framing import FrameError, FrameReader
 
 log = logging.getLogger(__name__)
 
 INVALID_PARAMS_METHOD = "$/fresh-ls/invalidParams"
+#: What a client hears of a fault inside the server: never a traceback, a path or an
+#: internal name; the server's log (stderr) has the details.
+INTERNAL_MESSAGE = "internal error in the server; its log on stderr has the details"
 
 
 @attrs.define
@@ -70,6 +74,19 @@ class ConnectionInfo:
     budget_bytes: int | None = None
     policy: str | None = None
     listener: Callable[[dict[str, Any]], None] | None = None
+    on_authorized: Callable[[], None] | None = None
+    #: Requests and notifications take effect in the order sent (contract v1.1): each
+    #: handler runs under this FIFO lock, in the order pygls made their tasks.
+    order: asyncio.Lock = field(default_factory=asyncio.Lock)
+    pending: int = 0
+    room: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def enter(self) -> None:
+        self.pending += 1
+
+    def leave(self) -> None:
+        self.pending -= 1
+        self.room.set()
 
 
 class FreshProtocol(LanguageServerProtocol):
@@ -96,6 +113,17 @@ class FreshProtocol(LanguageServerProtocol):
                 return RawRequest(id=data["id"], method=INVALID_PARAMS_METHOD, params=err)
             raise
 
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """Every error answer leaves here without ``data`` (pygls puts a traceback there for
+        internal errors) and an internal error says nothing of the server's insides."""
+        if error is not None:
+            code = getattr(error, "code", -32603)
+            message = getattr(error, "message", "") or ""
+            if code == -32603 or not isinstance(message, str) or "Traceback" in message:
+                message = INTERNAL_MESSAGE
+            error = lsp.ResponseError(code=code, message=message)
+        super()._send_response(msg_id, result, error)
+
     def handle_message(self, message: Any) -> None:
         # pygls drops a request that comes after ``shutdown`` without answering, which
         # leaves the client waiting forever; LSP says to answer it with InvalidRequest.
@@ -115,18 +143,26 @@ class FreshProtocol(LanguageServerProtocol):
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
         conn = self._server.conn
         opts_raw = params.initialization_options
+        if conn.token is not None:
+            # Any wrong token is -32013, whatever its JSON type (contract), before the
+            # options are read: an unauthorised peer learns nothing from their checks.
+            given = opts_raw.get("token") if isinstance(opts_raw, dict) else None
+            if not isinstance(given, str) or not secrets.compare_digest(
+                given.encode("utf-8", "surrogatepass"), conn.token.encode()
+            ):
+                asyncio.get_event_loop().call_later(0.1, conn.close)
+                raise JsonRpcException(
+                    code=Unauthorized.code,
+                    message="initializationOptions.token: missing or wrong; read it from the "
+                    "server's endpoint.json (mode 0600) in its state dir",
+                )
         try:
             opts = P.parse(P.InitializationOptions, opts_raw, "initializationOptions")
         except InvalidParams as exc:
             raise JsonRpcException(code=exc.code, message=exc.message) from None
-        if conn.token is not None and opts.token != conn.token:
-            asyncio.get_event_loop().call_later(0.1, conn.close)
-            raise JsonRpcException(
-                code=Unauthorized.code,
-                message="initializationOptions.token: missing or wrong; read it from the "
-                "server's endpoint.json (mode 0600) in its state dir",
-            )
         conn.authorized = True
+        if conn.on_authorized is not None:
+            conn.on_authorized()
         conn.budget_bytes = opts.budgetBytes
         conn.policy = opts.policy
         return (yield from super().lsp_initialize(params))
@@ -156,7 +192,9 @@ class FreshProtocol(LanguageServerProtocol):
             )
         )
         if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
+            # The text as of this message: the handler runs in its turn, maybe after later
+            # changes already reached the workspace copy.
+            yield handler, (params, text), None
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
@@ -186,6 +224,14 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
 
     async def handler(params: Any) -> Any:
         conn = server.conn
+        conn.enter()
+        try:
+            async with conn.order:
+                return await _run(conn, params)
+        finally:
+            conn.leave()
+
+    async def _run(conn: ConnectionInfo, params: Any) -> Any:
         try:
             if not conn.authorized:
                 asyncio.get_event_loop().call_later(0.1, conn.close)
@@ -201,6 +247,11 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
             return result
         except FreshError as exc:
             raise JsonRpcException(code=exc.code, message=exc.message) from None
+        except JsonRpcException:
+            raise
+        except Exception:
+            log.exception("request failed")
+            raise JsonRpcException(code=-32603, message=INTERNAL_MESSAGE) from None
 
     return handler
 
@@ -209,13 +260,27 @@ def _path_of(uri: str) -> str | None:
     return to_fs_path(uri) if uri.startswith("file:") else None
 
 
-def _authorized(server: FreshServer, fn: Callable[[Any], None]) -> Callable[[Any], None]:
-    """A notification from a connection that has not presented the token is ignored (it
-    would otherwise set editor buffers, claim saves or sync files for everyone)."""
+def _authorized(
+    server: FreshServer, fn: Callable[..., None]
+) -> Callable[..., Awaitable[None]]:
+    """A notification takes effect in its turn on the connection, like a request. One from
+    a connection that has not presented the token is ignored (it would otherwise set
+    editor buffers, claim saves or sync files for everyone)."""
 
-    def handler(params: Any) -> None:
-        if server.conn.authorized:
-            fn(params)
+    async def handler(*args: Any) -> None:
+        conn = server.conn
+        conn.enter()
+        try:
+            async with conn.order:
+                if conn.authorized:
+                    try:
+                        fn(*args)
+                    except FreshError as exc:
+                        log.warning("notification ignored: %s", exc.message)
+                    except Exception:
+                        log.exception("notification failed")
+        finally:
+            conn.leave()
 
     return handler
 
@@ -250,23 +315,22 @@ def register_features(server: FreshServer) -> None:
     for method, fn in handlers.items():
         server.feature(method)(_guard(server, fn))
 
-    @server.feature("fresh/didWrite")
     def did_write(p: Any) -> None:
-        if conn.authorized and not isinstance(p, FreshError):
-            try:
-                engine.did_write(p.session, p.path)
-            except FreshError as exc:
-                log.warning("fresh/didWrite ignored: %s", exc.message)
+        if isinstance(p, FreshError):
+            log.warning("fresh/didWrite ignored: %s", p.message)
+            return
+        engine.did_write(p.session, p.path)
 
     def did_open(p: lsp.DidOpenTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
             engine.editor_update(conn.name, path, p.text_document.text)
 
-    def did_change(p: lsp.DidChangeTextDocumentParams) -> None:
-        # FreshProtocol has already applied the incremental edits to the workspace copy.
+    def did_change(p: lsp.DidChangeTextDocumentParams, text: str | None = None) -> None:
+        # FreshProtocol has applied the incremental edits and passes the text they made.
         if (path := _path_of(p.text_document.uri)) is not None:
-            doc = server.workspace.get_text_document(p.text_document.uri)
-            engine.editor_update(conn.name, path, doc.source)
+            if text is None:
+                text = server.workspace.get_text_document(p.text_document.uri).source
+            engine.editor_update(conn.name, path, text)
 
     def did_save(p: lsp.DidSaveTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
@@ -289,6 +353,7 @@ def register_features(server: FreshServer) -> None:
         engine.sync(rels)
 
     for method, fn in (
+        ("fresh/didWrite", did_write),
         (lsp.TEXT_DOCUMENT_DID_OPEN, did_open),
         (lsp.TEXT_DOCUMENT_DID_CHANGE, did_change),
         (lsp.TEXT_DOCUMENT_DID_SAVE, did_save),
@@ -298,57 +363,111 @@ def register_features(server: FreshServer) -> None:
         server.feature(method)(_authorized(server, fn))
 
 
-_HEADER = re.compile(rb"^Content-Length: *(\d+)\r\n$", re.IGNORECASE)
+#: Requests and notifications a connection may have waiting for its turn before the
+#: server stops reading from it (the peer's writes then back up in its own socket).
+MAX_PENDING = 64
+
+_UNSET = object()
 
 
-async def run_connection(reader: Any, protocol: FreshProtocol, stop: asyncio.Event) -> None:
-    """Read framed messages until EOF; answer bodies that are not JSON with -32700."""
+def send_error(protocol: FreshProtocol, msg_id: Any, code: int, message: str) -> None:
+    """An error answer built here, for messages pygls never sees (framing, envelopes)."""
+    protocol._send_data(
+        {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
+    )
+
+
+def _readable_id(data: dict[str, Any]) -> Any:
+    """The id to answer with: the request's own when it is a string or an integer (the
+    JSON-RPC types), else null, since no other value can be matched by the client."""
+    msg_id = data.get("id", _UNSET)
+    if isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool)):
+        return msg_id
+    return None
+
+
+def dispatch_body(protocol: FreshProtocol, body: bytes) -> None:
+    """Check the envelope of one message, then hand it to pygls. Every request whose id
+    could be read gets an answer with that id; nothing a peer sends raises out of here."""
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        send_error(protocol, None, -32700, "parse error: the JSON is nested too deeply")
+        return
+    except (ValueError, UnicodeDecodeError) as exc:
+        send_error(protocol, None, -32700, f"parse error: body is not JSON ({exc})")
+        return
+    if not isinstance(data, dict):
+        send_error(
+            protocol,
+            None,
+            -32600,
+            "invalid request: a message must be a JSON object (batches are not supported)",
+        )
+        return
+    msg_id = _readable_id(data)
+    is_request = "id" in data
+    if is_request and msg_id is None and data["id"] is not None:
+        send_error(
+            protocol, None, -32600, "invalid request: id must be a string or an integer"
+        )
+        return
+    method = data.get("method", _UNSET)
+    if data.get("jsonrpc") != "2.0":
+        if is_request:
+            send_error(protocol, msg_id, -32600, 'invalid request: jsonrpc must be "2.0"')
+        return
+    if method is _UNSET and not ("result" in data or "error" in data):
+        send_error(protocol, msg_id, -32600, "invalid request: no method")
+        return
+    if method is not _UNSET and not isinstance(method, str):
+        if is_request:
+            send_error(protocol, msg_id, -32600, "invalid request: method must be a string")
+        return
+    try:
+        message = protocol.structure_message(data)
+    except Exception as exc:
+        if is_request and method is not _UNSET:
+            code = getattr(exc, "code", -32602)
+            send_error(
+                protocol,
+                msg_id,
+                code if code in (-32600, -32602) else -32602,
+                f"invalid params of {method}: they cannot be read",
+            )
+        else:
+            log.warning("dropped an unreadable %s", method if method is not _UNSET else "answer")
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception:
+        log.exception("handler failed")
+        if is_request and method is not _UNSET:
+            send_error(protocol, msg_id, -32603, INTERNAL_MESSAGE)
+
+
+async def run_connection(
+    frames: FrameReader, protocol: FreshProtocol, stop: asyncio.Event
+) -> FrameError | None:
+    """Read framed messages until EOF, in order. A broken frame is answered (-32600 with a
+    null id: its id was never read) and ends this connection only; it is returned."""
+    conn = protocol._server.conn
     while not stop.is_set():
-        length = 0
-        while True:
-            header = await reader.readline()
-            if not header:
-                return
-            m = _HEADER.match(header)
-            if m:
-                length = int(m.group(1))
-            elif header in (b"\r\n", b"\n") and length:
-                break
-        body = await reader.readexactly(length)
         try:
-            message = json.loads(body, object_hook=protocol.structure_message)
-        except (ValueError, UnicodeDecodeError) as exc:
-            protocol._send_data(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {"code": -32700, "message": f"parse error: body is not JSON ({exc})"},
-                }
-            )
-            continue
-        except Exception as exc:
-            log.exception("unreadable message")
-            protocol._send_data(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {"code": -32600, "message": f"invalid request: {exc}"},
-                }
-            )
-            continue
-        if not hasattr(message, "jsonrpc"):
-            protocol._send_data(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {"code": -32600, "message": "invalid request: not a JSON-RPC message"},
-                }
-            )
-            continue
-        try:
-            protocol.handle_message(message)
-        except Exception:
-            log.exception("handler failed")
+            body = await frames.read()
+        except EOFError:
+            return None
+        except FrameError as exc:
+            send_error(protocol, None, exc.code, exc.message)
+            return exc
+        dispatch_body(protocol, body)
+        # Let the tasks just made take their place in the connection's queue, and stop
+        # reading while too many wait: a peer that floods gets no unbounded memory.
+        await asyncio.sleep(0)
+        while conn.pending >= MAX_PENDING and not stop.is_set():
+            conn.room.clear()
+            await conn.room.wait()
+    return None
 
 
 def new_connection_name(kind: str) -> str:
