@@ -42,6 +42,38 @@ RENAME_MIN_SCORE = 90.0
 #: Fuzzy search is skipped for files with more candidate windows than this (exact search
 #: still runs); beyond it a vanished text unit counts as deleted.
 MAX_FUZZY_WINDOWS = 20000
+#: What fuzzy matching may cost one view's assessment, in character pairs compared
+#: (rapidfuzz ``ratio`` costs about the product of the two lengths; some 20 billion pairs
+#: a second on one core). Without it one ``observe`` whose ``text`` is a 4 MiB line kept
+#: the event loop, and so every client, busy for many seconds. A search that would exceed
+#: it stops, and the unit gets the answer fuzzy matching could not improve on: a vanished
+#: text unit is ``deleted``, a vanished name is not taken as a rename (``deleted``), and
+#: same-named definitions it cannot tell apart are ``ambiguous``.
+FUZZY_PAIR_BUDGET = 4_000_000_000
+
+
+class FuzzyBudget:
+    """The fuzzy matching one assessment may still do (see ``FUZZY_PAIR_BUDGET``)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, pairs: int = FUZZY_PAIR_BUDGET) -> None:
+        self.left = pairs
+
+    def spend(self, a: int, b: int) -> bool:
+        """Take the cost of comparing texts of ``a`` and ``b`` characters; False (and
+        nothing taken) when it no longer fits."""
+        cost = a * b
+        if cost > self.left:
+            return False
+        self.left -= cost
+        return True
+
+
+def _can_reach(a: int, b: int, cutoff: float) -> bool:
+    """Whether ``ratio`` of texts of lengths ``a`` and ``b`` can reach ``cutoff`` at all
+    (it is at most 200·min/(a+b)): texts of very different sizes are never compared."""
+    return a + b == 0 or 200.0 * min(a, b) >= cutoff * (a + b)
 
 
 def assess_view(
@@ -49,7 +81,8 @@ def assess_view(
 ) -> ViewAssessment:
     """All units of a view against the current source (None with ``error_reason`` when the
     file is ``missing`` or ``unreadable``)."""
-    units = [assess_unit(view.path, u, source, error_reason) for u in view.units]
+    budget = FuzzyBudget()
+    units = [assess_unit(view.path, u, source, error_reason, budget) for u in view.units]
     status = worst([u.status for u in units])
     if status == "fresh" and source is not None:
         # Belt and braces for the one promise that matters most: a view whose observed
@@ -61,16 +94,21 @@ def assess_view(
 
 
 def assess_unit(
-    path: str, unit: ObservedUnit, source: Source | None, error_reason: str | None = None
+    path: str,
+    unit: ObservedUnit,
+    source: Source | None,
+    error_reason: str | None = None,
+    budget: FuzzyBudget | None = None,
 ) -> UnitAssessment:
+    budget = budget if budget is not None else FuzzyBudget()
     if source is None:
         status = "unreadable" if error_reason == "unreadable" else "deleted"
         return UnitAssessment(unit, status, None, None)
     if unit.kind == "file":
         return _assess_file(path, unit, source)
     if unit.kind == "symbol":
-        return _assess_symbol(path, unit, source)
-    return _assess_text(path, unit, source)
+        return _assess_symbol(path, unit, source, budget)
+    return _assess_text(path, unit, source, budget)
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -215,7 +253,9 @@ def _assess_file(path: str, unit: ObservedUnit, source: Source) -> UnitAssessmen
 # -- symbol units ------------------------------------------------------------------------
 
 
-def _choose_definition(unit: ObservedUnit, source: Source) -> tuple[Definition | None, str]:
+def _choose_definition(
+    unit: ObservedUnit, source: Source, budget: FuzzyBudget
+) -> tuple[Definition | None, str]:
     """The current definition of a symbol unit, or None with ``deleted``/``ambiguous``."""
     defs = source.definitions or []
     same = [d for d in defs if d.name == unit.name and d.symbol_kind == unit.symbol_kind]
@@ -233,22 +273,38 @@ def _choose_definition(unit: ObservedUnit, source: Source) -> tuple[Definition |
         # Same number of same-named definitions as when observed: order still holds.
         if len(same) == unit.same_name_count and unit.ordinal < len(same):
             return same[unit.ordinal], ""
-        return _best_by_similarity(unit, source, same, TIE_MARGIN, 0.0)
+        return _best_by_similarity(unit, source, same, TIE_MARGIN, 0.0, budget)
     # The name is gone: renamed, if one other definition of the kind is clearly it.
     kin = [d for d in defs if d.symbol_kind == unit.symbol_kind]
     if not kin or not unit.obs_text.strip():
         return None, "deleted"
-    best, _ = _best_by_similarity(unit, source, kin, TIE_MARGIN, RENAME_MIN_SCORE)
+    best, _ = _best_by_similarity(unit, source, kin, TIE_MARGIN, RENAME_MIN_SCORE, budget)
     return (best, "") if best is not None else (None, "deleted")
 
 
 def _best_by_similarity(
-    unit: ObservedUnit, source: Source, candidates: list[Definition], margin: float, floor: float
+    unit: ObservedUnit,
+    source: Source,
+    candidates: list[Definition],
+    margin: float,
+    floor: float,
+    budget: FuzzyBudget,
 ) -> tuple[Definition | None, str]:
+    # Scores under ``floor - margin`` can neither win nor tie with a winner: they are not
+    # computed (rapidfuzz's cutoff), and texts too different in size are not compared.
+    cutoff = max(0.0, floor - margin)
+    observed = unit.obs_text
     scored = []
     for d in candidates:
         text = "".join(source.lines[d.first_line - 1 : d.last_line])
-        scored.append((fuzz.ratio(unit.obs_text, text[: max(len(unit.obs_text) * 2, 1)]), d))
+        text = text[: max(len(observed) * 2, 1)]
+        if not _can_reach(len(observed), len(text), cutoff):
+            scored.append((0.0, d))
+            continue
+        if not budget.spend(len(observed), len(text)):
+            # Too costly to compare: none can be chosen by similarity.
+            return None, "deleted" if floor > 0 else "ambiguous"
+        scored.append((fuzz.ratio(observed, text, score_cutoff=cutoff), d))
     scored.sort(key=lambda s: -s[0])
     if not scored or scored[0][0] < floor:
         return None, "deleted"
@@ -257,8 +313,10 @@ def _best_by_similarity(
     return scored[0][1], ""
 
 
-def _assess_symbol(path: str, unit: ObservedUnit, source: Source) -> UnitAssessment:
-    d, reason = _choose_definition(unit, source)
+def _assess_symbol(
+    path: str, unit: ObservedUnit, source: Source, budget: FuzzyBudget
+) -> UnitAssessment:
+    d, reason = _choose_definition(unit, source, budget)
     if d is None:
         return UnitAssessment(unit, reason, None, None)
     extent = LineRange(d.first_line, d.last_line)
@@ -283,7 +341,9 @@ def _assess_symbol(path: str, unit: ObservedUnit, source: Source) -> UnitAssessm
 # -- text units --------------------------------------------------------------------------
 
 
-def _assess_text(path: str, unit: ObservedUnit, source: Source) -> UnitAssessment:
+def _assess_text(
+    path: str, unit: ObservedUnit, source: Source, budget: FuzzyBudget
+) -> UnitAssessment:
     observed = split_lines(unit.obs_text)
     count = len(observed)
     if _lines_at(source, unit.obs_first, count) == observed:
@@ -306,7 +366,7 @@ def _assess_text(path: str, unit: ObservedUnit, source: Source) -> UnitAssessmen
             return UnitAssessment(unit, "ambiguous", None, None)
         status, at = _unchanged(chosen, unit, count)
         return UnitAssessment(unit, status, at, at)
-    found, reason = _fuzzy_window(unit, source, count)
+    found, reason = _fuzzy_window(unit, source, count, budget)
     if found is None:
         return UnitAssessment(unit, reason, None, None)
     return _changed(path, unit, source, found, found)
@@ -340,8 +400,14 @@ def _by_context(
     return scored[0][1]
 
 
-def _fuzzy_window(unit: ObservedUnit, source: Source, count: int) -> tuple[LineRange | None, str]:
-    """The window of ``count`` lines most like the observed text with its neighbours."""
+def _fuzzy_window(
+    unit: ObservedUnit, source: Source, count: int, budget: FuzzyBudget
+) -> tuple[LineRange | None, str]:
+    """The window of ``count`` lines most like the observed text with its neighbours.
+
+    Only windows whose size lets them reach the threshold are compared, and the sizes come
+    from running sums of line lengths, so a window's text is built only when compared; the
+    whole search stops at the assessment's ``budget`` (then the unit is ``deleted``)."""
     n = source.line_count
     if n == 0 or count == 0:
         return None, "deleted"
@@ -352,12 +418,24 @@ def _fuzzy_window(unit: ObservedUnit, source: Source, count: int) -> tuple[LineR
     before, after = unit.context_before, unit.context_after
     nb, na = len(split_lines(before)), len(split_lines(after))
     target = before + unit.obs_text + after
+    # A window scoring under this can neither be chosen nor tie with the chosen one.
+    cutoff = TEXT_RELOCATE_MIN_SCORE - TIE_MARGIN
+    starts = [0]
+    for line in source.lines:
+        starts.append(starts[-1] + len(line))
     scores: list[tuple[float, int]] = []
     for i in range(windows):
         lo = max(0, i - nb)
         hi = min(n, i + size + na)
+        length = starts[hi] - starts[lo]
+        if not _can_reach(len(target), length, cutoff):
+            continue
+        if not budget.spend(len(target), length):
+            return None, "deleted"
         candidate = "".join(source.lines[lo:hi])
-        scores.append((fuzz.ratio(target, candidate), i + 1))
+        scores.append((fuzz.ratio(target, candidate, score_cutoff=cutoff), i + 1))
+    if not scores:
+        return None, "deleted"
     scores.sort(key=lambda s: (-s[0], abs(s[1] - unit.obs_first)))
     best_score, best_at = scores[0]
     if best_score < TEXT_RELOCATE_MIN_SCORE:

@@ -14,6 +14,7 @@ import cattrs
 from cattrs import transform_error
 
 from fresh_ls.core.paths import path_too_long
+from fresh_ls.core.sources import MAX_FILE_BYTES
 from fresh_ls.errors import InvalidParams
 
 
@@ -27,6 +28,18 @@ def _path(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None
     _non_empty(_, attribute, value)
     if value is not None and (too_long := path_too_long(value)) is not None:
         raise ValueError(f"{attribute.name} {too_long}")
+
+
+def _text(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    """No larger than a file may be: a view is of a file (see ``sources.MAX_FILE_BYTES``)."""
+    if value is None or len(value) * 4 <= MAX_FILE_BYTES:
+        return
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > MAX_FILE_BYTES:
+        raise ValueError(
+            f"{attribute.name} is {size} bytes, over the limit of {MAX_FILE_BYTES} bytes "
+            "for a file; observe a smaller range"
+        )
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: int | None) -> None:
@@ -51,7 +64,7 @@ class ObserveParams:
     viewId: str | None = attrs.field(default=None, validator=_non_empty)
     firstLine: int | None = attrs.field(default=None, validator=_positive)
     lastLine: int | None = attrs.field(default=None, validator=_last_line)
-    text: str | None = None
+    text: str | None = attrs.field(default=None, validator=_text)
     kind: Literal["read", "editResult"] = "read"
 
 

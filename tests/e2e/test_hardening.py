@@ -17,7 +17,14 @@ import pytest
 
 from fresh_ls.client import InvalidParamsError, SyncClient
 
-from ._support import WAIT_S, Listening, make_workspace, serve_command, short_socket_path
+from ._support import (
+    CART_PY,
+    WAIT_S,
+    Listening,
+    make_workspace,
+    serve_command,
+    short_socket_path,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -240,3 +247,37 @@ def test_a_very_long_path_is_refused_before_it_is_resolved(tmp_path: Path, serve
     with SyncClient.attach(root) as client:
         assert client.observe("s", "cart.py", view_id="ok")["status"] == "fresh"
         assert [v["viewId"] for v in client.stale("s")["views"]] == ["ok"]
+
+
+def test_an_observe_whose_text_is_one_huge_line_does_not_stall_other_clients(
+    tmp_path: Path, servers
+) -> None:
+    root = make_workspace(tmp_path / "ws", {"big.py": CART_PY * 200})  # 2800 lines
+    servers.append(Listening(root, f"unix:{short_socket_path()}", "--no-watch"))
+    huge = "x" * (4 * 1024 * 1024 - 64)  # one line, just under the size limit of a file
+
+    def heavy(client: SyncClient) -> object:
+        # line 1 is text outside any definition, line 9 is inside Cart.total
+        text_view = client.observe("s", "big.py", view_id="t", first_line=1, last_line=1, text=huge)
+        symbol_view = client.observe(
+            "s", "big.py", view_id="m", first_line=9, last_line=9, text=huge
+        )
+        return text_view, symbol_view, client.stale("s"), client.project("s")
+
+    result = _answered_meanwhile(root, heavy)
+    assert isinstance(result, tuple), result
+    text_view, symbol_view, stale, projection = result
+    assert text_view["status"] in ("deleted", "ambiguous", "changed")
+    assert symbol_view["status"] == "changed"
+    assert {v["viewId"]: v["status"] != "fresh" for v in stale["views"]} == {"t": True, "m": True}
+    assert all("x" * 100 not in e["text"] for e in projection["entries"])
+
+
+def test_an_observe_text_larger_than_a_file_may_be_is_refused(tmp_path: Path, servers) -> None:
+    root = make_workspace(tmp_path / "ws")
+    servers.append(Listening(root, f"unix:{short_socket_path()}", "--no-watch"))
+    with SyncClient.attach(root) as client:
+        with pytest.raises(InvalidParamsError) as info:
+            client.observe("s", "cart.py", first_line=1, last_line=1, text="x" * (5 << 20))
+        assert "text" in info.value.message and "4194304 bytes" in info.value.message
+        assert client.stale("s") == {"views": []}
