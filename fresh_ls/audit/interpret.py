@@ -17,12 +17,18 @@ from fresh_ls.audit.locate import (
     trimmed_edit,
     trimmed_lines,
 )
-from fresh_ls.audit.numbered import Listing, cat_n_header, parse_cat_n, parse_window, plain_lines
 from fresh_ls.audit.paths import PathResolver
 from fresh_ls.audit.results import RequestAudit, RunAudit, ViewRecord
-from fresh_ls.audit.sed import Replace, Substitute, Unknown
-from fresh_ls.audit.shell_effects import Effects, Write, analyze
 from fresh_ls.audit.steps import Step, Transcript
+from fresh_ls.toolcalls.numbered import (
+    Listing,
+    cat_n_header,
+    parse_cat_n,
+    parse_window,
+    plain_lines,
+)
+from fresh_ls.toolcalls.sed import Replace, Substitute, Unknown
+from fresh_ls.toolcalls.shell_effects import Effects, Write, analyze
 
 _EDITOR_TOOLS = {
     "view",

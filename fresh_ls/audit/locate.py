@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fresh_ls.audit.numbered import Listing
+from fresh_ls.toolcalls.numbered import Listing
 
 # Lines of context the str_replace_editor prints before an edit (OpenHands, SWE-agent 1.x).
 SNIPPET_CONTEXT = 4

@@ -8,7 +8,7 @@ command printed); a write (``sed -i``, redirections and heredocs, ``tee``, ``cp`
 patches, formatters, scripts seen earlier) becomes ``fresh/didWrite``. Before each model
 request, ``ShellBridge.rewrite`` rewrites the outgoing messages (``harness.rewrite``).
 
-The command parsing is the audit's (``fresh_ls.audit.shell_effects``): what the audit counts
+The command parsing is the audit's (``fresh_ls.toolcalls.shell_effects``): what the audit counts
 as a view in a transcript is what the bridge registers live. The numbered-listing-through-a-
 filter form is added here: its line numbers are printed by ``nl``, so they are known.
 """
@@ -23,17 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.audit.ledger import END
-from fresh_ls.audit.numbered import parse_cat_n, plain_lines
-from fresh_ls.audit.sed import parse_sed
-from fresh_ls.audit.shell_effects import Read, analyze
-from fresh_ls.audit.shell_parse import Pipeline, parse
-from fresh_ls.audit.shell_reads import operands
 from fresh_ls.client import (
     FileUnreadableError,
     InvalidParamsError,
     PathOutsideRootError,
 )
 from fresh_ls.harness.rewrite import Format, ResultId, Rewritten, ViewIds, rewrite_request
+from fresh_ls.toolcalls.numbered import parse_cat_n, plain_lines
+from fresh_ls.toolcalls.sed import parse_sed
+from fresh_ls.toolcalls.shell_effects import Read, analyze
+from fresh_ls.toolcalls.shell_parse import Pipeline, parse
+from fresh_ls.toolcalls.shell_reads import operands
 
 log = logging.getLogger("fresh_ls.harness")
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.audit.interpret import edit_failed
-from fresh_ls.audit.numbered import Listing, cat_n_header, parse_cat_n, parse_window
 from fresh_ls.audit.paths import PathResolver
-from fresh_ls.audit.shell_effects import analyze
 from fresh_ls.core.text import split_lines
+from fresh_ls.toolcalls.numbered import Listing, cat_n_header, parse_cat_n, parse_window
+from fresh_ls.toolcalls.shell_effects import analyze
 
 EDIT_TOOLS = frozenset({"create", "str_replace", "insert", "edit_lines", "undo_edit"})
 

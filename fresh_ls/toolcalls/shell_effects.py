@@ -11,9 +11,9 @@ import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fresh_ls.audit.shell_parse import parse
-from fresh_ls.audit.shell_reads import Read, read_of
-from fresh_ls.audit.shell_writes import TextLookup, Write, WriteCollector, is_pure_write
+from fresh_ls.toolcalls.shell_parse import parse
+from fresh_ls.toolcalls.shell_reads import Read, read_of
+from fresh_ls.toolcalls.shell_writes import TextLookup, Write, WriteCollector, is_pure_write
 
 __all__ = ["Effects", "Read", "Write", "analyze"]
 

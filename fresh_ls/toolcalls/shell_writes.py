@@ -14,11 +14,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fresh_ls.audit.numbered import plain_lines
-from fresh_ls.audit.patches import FilePatch, parse_patch
-from fresh_ls.audit.sed import SedOp, parse_sed
-from fresh_ls.audit.shell_parse import Command, Pipeline
-from fresh_ls.audit.shell_reads import operands
+from fresh_ls.toolcalls.numbered import plain_lines
+from fresh_ls.toolcalls.patches import FilePatch, parse_patch
+from fresh_ls.toolcalls.sed import SedOp, parse_sed
+from fresh_ls.toolcalls.shell_parse import Command, Pipeline
+from fresh_ls.toolcalls.shell_reads import operands
 
 TextLookup = Callable[[str, str | None], str | None]
 

@@ -10,11 +10,11 @@ from fresh_ls.audit.locate import (
     trimmed_edit,
     trimmed_lines,
 )
-from fresh_ls.audit.numbered import parse_cat_n, parse_window
-from fresh_ls.audit.patches import parse_patch
 from fresh_ls.audit.paths import PathResolver
-from fresh_ls.audit.sed import Replace, Substitute, Unknown, parse_sed
-from fresh_ls.audit.shell_effects import analyze
+from fresh_ls.toolcalls.numbered import parse_cat_n, parse_window
+from fresh_ls.toolcalls.patches import parse_patch
+from fresh_ls.toolcalls.sed import Replace, Substitute, Unknown, parse_sed
+from fresh_ls.toolcalls.shell_effects import analyze
 
 
 def _ledger_with_views(*ranges: tuple[int, int]) -> Ledger:
