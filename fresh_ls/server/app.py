@@ -237,9 +237,15 @@ async def serve(
                 socket_path = address.path
                 with contextlib.suppress(FileNotFoundError):
                     socket_path.unlink()
-                server = await asyncio.start_unix_server(
-                    app.on_socket, path=str(socket_path), limit=stream_limit()
-                )
+                # Born 0600 (umask while binding), not chmodded after: a socket that falls
+                # back to the shared temp dir is never reachable by others for an instant.
+                old_umask = os.umask(0o177)
+                try:
+                    server = await asyncio.start_unix_server(
+                        app.on_socket, path=str(socket_path), limit=stream_limit()
+                    )
+                finally:
+                    os.umask(old_umask)
                 os.chmod(socket_path, 0o600)
                 public = f"unix:{socket_path}"
             else:
