@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit ext ext-e2e bench clean
+.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ ext:
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+## make soak: the reliability suite at full counts (quick counts run in make test), one line
+## of figures per test at the end (docs/reliability.md).
+soak: $(STAMP)
+	FRESH_LS_SOAK=1 $(PY) -m pytest -q -p no:cacheprovider tests/reliability
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
