@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fresh_ls import __version__
-from fresh_ls.client import FreshClientError, SyncClient
+
+if TYPE_CHECKING:
+    from fresh_ls.client import SyncClient
+
+# Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
+# tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
+# (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
+BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo"})
 
 
 def _root(value: str) -> Path:
@@ -22,7 +27,9 @@ def _root(value: str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; given one of ``BUILTIN_COMMANDS``, the audit and replay commands
+    (whose modules cost more to import than a ``status`` call) are left out."""
     parser = argparse.ArgumentParser(
         prog="fresh-ls",
         description="Keep a coding agent's file views fresh: a sidecar that tells which views "
@@ -102,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(func=cmd_demo)
 
+    if command in BUILTIN_COMMANDS:
+        return parser
     try:
         from fresh_ls.audit.cli import register as register_audit
     except ImportError:  # pragma: no cover - the audit package ships with fresh-ls
@@ -128,6 +137,9 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
     from fresh_ls.server.app import Limits, serve
     from fresh_ls.server.endpoint import AlreadyRunning
 
@@ -180,10 +192,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _attach(args: argparse.Namespace) -> SyncClient:
+    from fresh_ls.client import SyncClient
+
     return SyncClient.attach(args.root or Path.cwd(), state_dir=args.state_dir)
 
 
 def _run_client(args: argparse.Namespace, call: Any, show: Any) -> int:
+    from fresh_ls.client import FreshClientError
+
     try:
         with _attach(args) as client:
             result = call(client)
@@ -225,7 +241,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(keep=args.keep, as_json=args.json)
 
 
+def _command_of(argv: list[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first word that is not an option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     return int(args.func(args))

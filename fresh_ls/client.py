@@ -12,7 +12,6 @@ contract's code (``e.code == -32010`` for a path outside the root, and so on).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import json
@@ -22,7 +21,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip its cost
+    import asyncio
 
 STATE_DIR_NAME = ".fresh-ls"
 
@@ -421,6 +423,8 @@ class AsyncClient:
         writer: asyncio.StreamWriter,
         process: asyncio.subprocess.Process | None = None,
     ) -> None:
+        import asyncio
+
         self._reader = reader
         self._writer = writer
         self._process = process
@@ -439,6 +443,8 @@ class AsyncClient:
         policy: str | None = None,
     ) -> AsyncClient:
         """Connect to the server running on ``root`` (found through its ``endpoint.json``)."""
+        import asyncio
+
         ep = endpoint_of(root, state_dir)
         address = str(ep["address"])
         try:
@@ -472,6 +478,8 @@ class AsyncClient:
         policy: str | None = None,
     ) -> AsyncClient:
         """Start ``fresh-ls serve --root ROOT --stdio`` as a child and talk to it."""
+        import asyncio
+
         proc = await asyncio.create_subprocess_exec(
             *_serve_argv(root, python, extra_args),
             stdin=asyncio.subprocess.PIPE,
@@ -501,6 +509,8 @@ class AsyncClient:
         return result
 
     async def _pump(self) -> None:
+        import asyncio
+
         try:
             while True:
                 length = 0
@@ -539,6 +549,8 @@ class AsyncClient:
 
     async def request(self, method: str, params: Any) -> Any:
         """Send any request; the result, or the ``FreshClientError`` subclass of its code."""
+        import asyncio
+
         if self._task.done():
             raise ConnectionClosedError(None, "the server closed the connection", method)
         msg_id = next(self._ids)
@@ -614,6 +626,8 @@ class AsyncClient:
         await self.notify("fresh/didWrite", _params(path=path, session=session))
 
     async def close(self) -> None:
+        import asyncio
+
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.request("shutdown", None), 5)
             await self.notify("exit", None)

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import functools
 import os
-from importlib import resources
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import tree_sitter
-from tree_sitter_language_pack import get_language
-from tree_sitter_language_pack import get_parser as _pack_parser
+if TYPE_CHECKING:  # the grammars load on the first parse, not when the server starts
+    import tree_sitter
 
 # File extension (lower case, with the dot) -> tree-sitter-language-pack name.
 EXTENSIONS: Final[dict[str, str]] = {
@@ -70,6 +68,8 @@ def language_for_path(path: str) -> str | None:
 def get_parser(language: str) -> tree_sitter.Parser:
     if language not in SUPPORTED_LANGUAGES:
         raise ValueError(f"unsupported language: {language!r}")
+    from tree_sitter_language_pack import get_parser as _pack_parser
+
     return _pack_parser(language)  # type: ignore[arg-type]
 
 
@@ -78,6 +78,11 @@ def get_query(language: str) -> tree_sitter.Query:
     """The compiled definition query; a broken .scm fails here, loudly, on first use."""
     if language not in SUPPORTED_LANGUAGES:
         raise ValueError(f"unsupported language: {language!r}")
+    from importlib import resources
+
+    import tree_sitter
+    from tree_sitter_language_pack import get_language
+
     queries = resources.files("fresh_ls.core").joinpath("queries")
     text = "\n".join(
         queries.joinpath(f"{stem}.scm").read_text("utf-8")

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import tree_sitter
+if TYPE_CHECKING:  # imported on the first parse (fresh_ls.core.languages)
+    import tree_sitter
 
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.symbols import (

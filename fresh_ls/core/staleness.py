@@ -17,8 +17,6 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from rapidfuzz import fuzz
-
 from fresh_ls.core.model import (
     LineRange,
     ObservedUnit,
@@ -290,6 +288,8 @@ def _best_by_similarity(
     floor: float,
     budget: FuzzyBudget,
 ) -> tuple[Definition | None, str]:
+    from rapidfuzz import fuzz  # imported on the first fuzzy match, not at server start
+
     # Scores under ``floor - margin`` can neither win nor tie with a winner: they are not
     # computed (rapidfuzz's cutoff), and texts too different in size are not compared.
     cutoff = max(0.0, floor - margin)
@@ -408,6 +408,8 @@ def _fuzzy_window(
     Only windows whose size lets them reach the threshold are compared, and the sizes come
     from running sums of line lengths, so a window's text is built only when compared; the
     whole search stops at the assessment's ``budget`` (then the unit is ``deleted``)."""
+    from rapidfuzz import fuzz  # imported on the first fuzzy match, not at server start
+
     n = source.line_count
     if n == 0 or count == 0:
         return None, "deleted"

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import tree_sitter
+if TYPE_CHECKING:  # imported on the first query (fresh_ls.core.languages)
+    import tree_sitter
 
 from fresh_ls.core.languages import get_parser, get_query, language_for_path
 
@@ -89,6 +90,8 @@ def _collect(
     language: str, tree: tree_sitter.Tree, byte_range: tuple[int, int] | None = None
 ) -> list[_Match]:
     """One match per definition node, widest wrapper per name, sorted for nesting."""
+    import tree_sitter
+
     cursor = tree_sitter.QueryCursor(get_query(language))
     if byte_range is not None:
         cursor.set_byte_range(*byte_range)
