@@ -75,6 +75,7 @@ class ConnectionInfo:
     policy: str | None = None
     listener: Callable[[dict[str, Any]], None] | None = None
     on_authorized: Callable[[], None] | None = None
+    initialized: bool = False
     #: Requests and notifications take effect in the order sent (contract v1.1): each
     #: handler runs under this FIFO lock, in the order pygls made their tasks.
     order: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -143,6 +144,13 @@ class FreshProtocol(LanguageServerProtocol):
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
         conn = self._server.conn
         opts_raw = params.initialization_options
+        if conn.initialized:
+            # A second initialize changes nothing, and does not close an authorised
+            # connection (a wrong token on it would otherwise end it).
+            raise JsonRpcException(
+                code=-32600,
+                message="initialize: this connection is already initialized; send it once",
+            )
         if conn.token is not None:
             # Any wrong token is -32013, whatever its JSON type (contract), before the
             # options are read: an unauthorised peer learns nothing from their checks.
@@ -161,6 +169,7 @@ class FreshProtocol(LanguageServerProtocol):
         except InvalidParams as exc:
             raise JsonRpcException(code=exc.code, message=exc.message) from None
         conn.authorized = True
+        conn.initialized = True
         if conn.on_authorized is not None:
             conn.on_authorized()
         conn.budget_bytes = opts.budgetBytes
@@ -369,6 +378,13 @@ MAX_PENDING = 64
 
 _UNSET = object()
 
+#: Methods that are notifications: sent with an id, they are refused (-32600), not applied,
+#: so a client learns of its mistake instead of waiting for an answer that never comes.
+NOTIFICATION_METHODS = frozenset(
+    {m for m, types in lsp.METHOD_TO_TYPES.items() if types[0].__name__.endswith("Notification")}
+    | P.NOTIFICATIONS
+)
+
 
 def send_error(protocol: FreshProtocol, msg_id: Any, code: int, message: str) -> None:
     """An error answer built here, for messages pygls never sees (framing, envelopes)."""
@@ -423,6 +439,15 @@ def dispatch_body(protocol: FreshProtocol, body: bytes) -> None:
     if method is not _UNSET and not isinstance(method, str):
         if is_request:
             send_error(protocol, msg_id, -32600, "invalid request: method must be a string")
+        return
+    if is_request and method in NOTIFICATION_METHODS:
+        send_error(
+            protocol,
+            msg_id,
+            -32600,
+            f"invalid request: {method} is a notification; send it without an id "
+            "(it was not applied)",
+        )
         return
     try:
         message = protocol.structure_message(data)
