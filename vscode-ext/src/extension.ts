@@ -217,8 +217,10 @@ class Controller {
   }
 
   /**
-   * `fresh/didInvalidate` comes when a view's status moves; a new view (a harness's observe)
-   * or a forgotten one does not move any, so a cheap `fresh/status` poll catches those.
+   * The server pushes `fresh/didInvalidate` when a view's status moves, when a harness
+   * observes a view and when views are forgotten, so the panel needs no polling. This cheap
+   * `fresh/status` poll (every `freshLs.refreshSeconds`, 0 for none) is only a safety net,
+   * e.g. for a sidecar of an older fresh-ls that did not push observe and forget.
    */
   private schedulePoll(): void {
     if (this.pollTimer) clearInterval(this.pollTimer);
