@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C
 
-BENCHMARKS = ("bench_project", "bench_edit", "bench_parse", "bench_bytes")
+BENCHMARKS = ("bench_project", "bench_edit", "bench_parse", "bench_bytes", "bench_coldstart")
 
 
 def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -45,6 +45,14 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
             n = e["scenario"]["session_views"][session]
             p50 = e["first_after_edit"][key]["p50_ms"]
             out.append((f"first {op} after an edit p50 <= 25 ms, {n} views ({C.fmt_ms(p50)})", ok))
+    c = results.get("bench_coldstart")
+    if c:
+        out += [
+            (f"fresh-ls status cold, running server, p50 <= 300 ms "
+             f"({C.fmt_ms(c['status']['p50_ms'])})", c["targets"]["status_p50_le_300ms"]),
+            (f"serve --stdio to answered initialize p50 <= 500 ms "
+             f"({C.fmt_ms(c['handshake']['p50_ms'])})", c["targets"]["handshake_p50_le_500ms"]),
+        ]  # fmt: skip
     return out
 
 
