@@ -322,7 +322,9 @@ class Engine:
                 if src is not None:
                     sources[v.path] = src
         dirty = frozenset(p for p in sources if self.editor_dirty(p))
-        projection = proj.plan(assessments, sources, budget_bytes, policy, dirty)
+        projection = proj.cache_of(self).plan(
+            session, assessments, sources, budget_bytes, policy, dirty, view_ids
+        )
         plan = Plan(
             plan_id=f"p-{uuid.uuid4().hex[:12]}",
             session=session,

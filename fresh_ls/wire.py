@@ -72,6 +72,24 @@ def stale_view(
 
 
 def project_result(plan_id: str, p: Projection) -> dict[str, Any]:
+    """The wire shape of ``p`` under ``plan_id``. The shape is built once per projection
+    (a cached projection is answered again and again) and copied for each answer, so a
+    caller that changes its answer cannot change the next one."""
+    if p.wire is None:
+        p.wire = _project_body(p)
+    body = p.wire
+    return {
+        "planId": plan_id,
+        "entries": [{**e, "viewIds": list(e["viewIds"])} for e in body["entries"]],
+        "omitted": [{**o, "viewIds": list(o["viewIds"])} for o in body["omitted"]],
+        "markers": [dict(m) for m in body["markers"]],
+        "usedBytes": body["usedBytes"],
+        "budgetBytes": body["budgetBytes"],
+        "rendered": body["rendered"],
+    }
+
+
+def _project_body(p: Projection) -> dict[str, Any]:
     entries = []
     for e in p.entries:
         entry: dict[str, Any] = {
@@ -103,7 +121,6 @@ def project_result(plan_id: str, p: Projection) -> dict[str, Any]:
             om["bytes"] = o.bytes
         omitted.append(om)
     return {
-        "planId": plan_id,
         "entries": entries,
         "omitted": omitted,
         "markers": [{"viewId": m.view_id, "text": m.text} for m in p.markers],

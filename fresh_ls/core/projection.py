@@ -15,7 +15,9 @@ the reasons it was not served, never on statuses or current line numbers.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from fresh_ls.core.anchors import label_for, unit_id
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
@@ -38,6 +40,16 @@ class Entry:
     symbol_kind: str | None = None
     view_ids: list[str] = field(default_factory=list)
     editor_dirty: bool = False
+    #: ``[text, UTF-8 size, SHA-256 or None]`` of a text, shared by every entry cut from the
+    #: same lines of the same content (see ``SourceSlices``); trusted only while ``text`` is
+    #: that very string, so an entry whose text is replaced computes its own again.
+    _memo: list[object] | None = field(default=None, compare=False, repr=False)
+
+    def _facts(self) -> list[object]:
+        memo = self._memo
+        if memo is None or memo[0] is not self.text:
+            memo = self._memo = [self.text, utf8_len(self.text), None]
+        return memo
 
     @property
     def label(self) -> str:
@@ -45,14 +57,21 @@ class Entry:
 
     @property
     def bytes(self) -> int:
-        return utf8_len(self.text)
+        size = self._facts()[1]
+        assert isinstance(size, int)
+        return size
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        memo = self._facts()
+        if memo[2] is None:
+            memo[2] = hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+        sha = memo[2]
+        assert isinstance(sha, str)
+        return sha
 
-    @property
-    def header(self) -> str:
+    def _header_head(self) -> str:
+        """The header up to the view ids it serves (what does not change as views join)."""
         lines = self.last_line - self.first_line + 1
         what = {
             "file": "whole file",
@@ -61,8 +80,12 @@ class Entry:
         line_word = "line" if lines == 1 else "lines"
         return (
             f"[{self.label}] {self.path} lines {self.first_line}-{self.last_line} "
-            f"({lines} {line_word}, {self.bytes} bytes) · {what} · for {', '.join(self.view_ids)}"
+            f"({lines} {line_word}, {self.bytes} bytes) · {what} · for "
         )
+
+    @property
+    def header(self) -> str:
+        return self._header_head() + ", ".join(self.view_ids)
 
     def rendered(self) -> str:
         tail = "" if self.text.endswith("\n") else "\n"
@@ -70,6 +93,12 @@ class Entry:
 
     def cost(self) -> int:
         return utf8_len(self.rendered())
+
+    def _base_cost(self) -> int:
+        """The rendered size without the view ids: ``cost()`` is this plus the UTF-8 size
+        of ``", ".join(view_ids)``."""
+        tail = 0 if self.text.endswith("\n") else 1
+        return utf8_len(self._header_head()) + 1 + self.bytes + tail
 
     def contains(self, other: Entry) -> bool:
         return (
@@ -109,13 +138,9 @@ class Projection:
     rendered: str
     used_bytes: int
     budget_bytes: int
-
-
-@dataclass(slots=True)
-class _Candidate:
-    entry: Entry
-    name: str | None
-    fallbacks: list[Entry] = field(default_factory=list)
+    #: the wire shape of this projection without its plan id, built once by
+    #: ``fresh_ls.wire.project_result`` (a cached projection is answered again and again)
+    wire: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 def render(entries: list[Entry]) -> str:
@@ -128,127 +153,225 @@ def render(entries: list[Entry]) -> str:
 def top_level_pieces(source: Source, status: str) -> list[Entry]:
     """A file cut into its top-level definitions and the text between them: what a
     whole-file view falls back to when the whole file does not fit."""
-    if source.definitions is None:
-        return []
-    pieces: list[Entry] = []
-    line = 1
-    n = source.line_count
-    tops = [d for d in source.definitions if d.parent is None]
-    for d in [*tops, None]:
-        stop = (d.first_line - 1) if d is not None else n
-        if stop >= line:
-            text = "".join(source.lines[line - 1 : stop])
-            if text.strip():
-                uid = unit_id(
-                    source.path, "text", line, hashlib.sha256(text.encode()).hexdigest()[:16]
+    return [replace(p, status=status) for p in SourceSlices().pieces(source)]
+
+
+class SourceSlices:
+    """Text, UTF-8 size and SHA-256 of line ranges of sources, and their top-level pieces,
+    kept per path for one content (by its SHA-256): a file that did not change costs no
+    join, no encoding and no hash on the next plan. A path whose content changed starts
+    afresh, so what is kept stays bounded by the current files."""
+
+    MAX_RANGES_PER_FILE = 4096
+
+    def __init__(self) -> None:
+        self._ranges: dict[str, tuple[str, dict[tuple[int, int], list[object]]]] = {}
+        self._pieces: dict[str, tuple[str, list[Entry]]] = {}
+
+    def memo(self, source: Source, first: int, last: int) -> list[object]:
+        """``[text, UTF-8 size, SHA-256 or None]`` of lines ``first..last``."""
+        sha = source.sha256
+        kept = self._ranges.get(source.path)
+        if kept is None or kept[0] != sha or not sha:
+            kept = (sha, {})
+            if sha:
+                self._ranges[source.path] = kept
+        ranges = kept[1]
+        memo = ranges.get((first, last))
+        if memo is None:
+            text = "".join(source.lines[first - 1 : last])
+            memo = [text, utf8_len(text), None]
+            if len(ranges) >= self.MAX_RANGES_PER_FILE:
+                ranges.clear()
+            ranges[(first, last)] = memo
+        return memo
+
+    def entry(
+        self,
+        source: Source,
+        path: str,
+        unit_id_: str,
+        first: int,
+        last: int,
+        kind: str,
+        status: str,
+        name: str | None = None,
+        symbol_kind: str | None = None,
+    ) -> Entry:
+        memo = self.memo(source, first, last)
+        text = memo[0]
+        assert isinstance(text, str)
+        return Entry(unit_id_, path, first, last, kind, text, status, name, symbol_kind, _memo=memo)
+
+    def pieces(self, source: Source) -> list[Entry]:
+        """The top-level pieces of ``source`` (status left empty: callers set it)."""
+        kept = self._pieces.get(source.path)
+        if kept is not None and kept[0] == source.sha256 and source.sha256:
+            return kept[1]
+        pieces = self._cut(source)
+        self._pieces[source.path] = (source.sha256, pieces)
+        return pieces
+
+    def _cut(self, source: Source) -> list[Entry]:
+        if source.definitions is None:
+            return []
+        pieces: list[Entry] = []
+        line = 1
+        n = source.line_count
+        tops = [d for d in source.definitions if d.parent is None]
+        for d in [*tops, None]:
+            stop = (d.first_line - 1) if d is not None else n
+            if stop >= line:
+                text = "".join(source.lines[line - 1 : stop])
+                if text.strip():
+                    uid = unit_id(
+                        source.path, "text", line, hashlib.sha256(text.encode()).hexdigest()[:16]
+                    )
+                    pieces.append(self.entry(source, source.path, uid, line, stop, "text", ""))
+            if d is None:
+                break
+            uid = unit_id(source.path, "symbol", d.name, d.symbol_kind, d.ordinal)
+            pieces.append(
+                self.entry(
+                    source,
+                    source.path,
+                    uid,
+                    d.first_line,
+                    d.last_line,
+                    "symbol",
+                    "",
+                    d.name,
+                    d.symbol_kind,
                 )
-                pieces.append(Entry(uid, source.path, line, stop, "text", text, status))
-        if d is None:
-            break
-        text = "".join(source.lines[d.first_line - 1 : d.last_line])
-        uid = unit_id(source.path, "symbol", d.name, d.symbol_kind, d.ordinal)
-        pieces.append(
-            Entry(
-                uid,
-                source.path,
-                d.first_line,
-                d.last_line,
-                "symbol",
-                text,
-                status,
-                d.name,
-                d.symbol_kind,
             )
-        )
-        line = d.last_line + 1
-    return pieces
+            line = d.last_line + 1
+        return pieces
+
+
+class _Held:
+    """An entry selected so far: its view ids and its exact rendered size."""
+
+    __slots__ = ("cost", "entry", "ids", "stamp")
+
+    def __init__(self, entry: Entry, ids: set[str], cost: int, stamp: int) -> None:
+        self.entry = entry
+        self.ids = ids
+        self.cost = cost
+        self.stamp = stamp
+
+
+class _FileSelection:
+    """The entries selected in one file, sorted by first line.
+
+    No selected entry contains another (a contained one is served by its host, a larger
+    one absorbs what it contains), so sorted by first line they are sorted by last line
+    too, strictly: the entries containing a range form one run of the list and the
+    entries it contains another, each found by bisection instead of a scan.
+    """
+
+    __slots__ = ("firsts", "held", "lasts")
+
+    def __init__(self) -> None:
+        self.firsts: list[int] = []
+        self.lasts: list[int] = []
+        self.held: list[_Held] = []
+
+    def host(self, first: int, last: int) -> _Held | None:
+        """The entry that serves ``first..last``: of those containing it, the one selected
+        (or last grown) earliest, as the rule of a list walked in selection order says."""
+        i = bisect_left(self.lasts, last)
+        j = bisect_right(self.firsts, first)
+        if i >= j:
+            return None
+        if j - i == 1:
+            return self.held[i]
+        return min(self.held[i:j], key=lambda h: h.stamp)
+
+    def inner(self, first: int, last: int) -> tuple[int, int]:
+        """The run ``lo:hi`` of entries inside ``first..last`` (when none contains it)."""
+        return bisect_left(self.firsts, first), bisect_right(self.lasts, last)
+
+    def final_host(self, first: int, last: int) -> _Held | None:
+        """The first entry in (first line, last line) order containing ``first..last``."""
+        i = bisect_left(self.lasts, last)
+        if i < len(self.held) and self.firsts[i] <= first:
+            return self.held[i]
+        return None
+
+
+def _ids_size(ids: set[str]) -> int:
+    """The UTF-8 size of ``", ".join(ids)``, whatever their order."""
+    return sum(utf8_len(v) for v in ids) + 2 * (len(ids) - 1)
 
 
 class _Selection:
     """Entries chosen so far, with their rendered size kept exact as they merge.
 
-    Entries are kept per path: containment only ever involves entries of the same file, so
-    a whole file falling back to its many top-level pieces stays linear, not quadratic.
+    Sizes are tracked per entry (the text's size and the header without its view ids are
+    fixed; the ids' part grows as views join), so the budget check is exact without
+    re-rendering or re-encoding a text.
     """
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self.by_path: dict[str, list[Entry]] = {}
-        self.costs: dict[int, int] = {}
+        self.by_path: dict[str, _FileSelection] = {}
         self.used = 0
+        self._stamp = 0
 
-    @property
-    def entries(self) -> list[Entry]:
-        return [e for entries in self.by_path.values() for e in entries]
+    def _next(self) -> int:
+        self._stamp += 1
+        return self._stamp
 
-    def _total_with(self, remove: list[Entry], add: list[Entry]) -> int:
-        """The rendered size after swapping ``remove`` for ``add``, without re-rendering
-        the unchanged entries (their sizes are cached in ``self.costs``)."""
-        total = self.used - sum(self.costs[id(e)] for e in remove)
-        return total + sum(e.cost() for e in add)
-
-    def _swap(self, path: str, remove: list[Entry], add: Entry, total: int) -> None:
-        for e in remove:
-            self.costs.pop(id(e), None)
-        gone = {id(e) for e in remove}
-        same_file = self.by_path.setdefault(path, [])
-        same_file[:] = [e for e in same_file if id(e) not in gone]
-        same_file.append(add)
-        self.costs[id(add)] = add.cost()
-        self.used = total
-
-    def serving(self, entry: Entry) -> Entry | None:
-        for e in self.by_path.get(entry.path, ()):
-            if e.contains(entry):
-                return e
-        return None
-
-    def try_add(self, entry: Entry, view_id: str) -> Entry | None:
-        """Select ``entry`` for ``view_id`` (or let a containing entry serve it); returns
-        the entry that serves it, or None when that would exceed the budget."""
-        host = self.serving(entry)
+    def try_add(self, entry: Entry, view_id: str) -> bool:
+        """Select ``entry`` for ``view_id`` (or let a containing entry serve it); False when
+        that would exceed the budget."""
+        fs = self.by_path.get(entry.path)
+        if fs is None:
+            fs = self.by_path[entry.path] = _FileSelection()
+        first, last = entry.first_line, entry.last_line
+        host = fs.host(first, last)
         if host is not None:
-            if view_id in host.view_ids:
-                return host
-            grown = replace(host, view_ids=sorted({*host.view_ids, view_id}))
-            total = self._total_with([host], [grown])
+            if view_id in host.ids:
+                return True
+            cost = host.cost + utf8_len(view_id) + 2
+            total = self.used - host.cost + cost
             if total > self.budget:
-                return None
-            self._swap(entry.path, [host], grown, total)
-            return grown
-        inner = [e for e in self.by_path.get(entry.path, ()) if entry.contains(e)]
-        ids = {view_id, *(v for e in inner for v in e.view_ids)}
-        new = replace(entry, view_ids=sorted(ids))
-        total = self._total_with(inner, [new])
+                return False
+            host.ids.add(view_id)
+            host.cost = cost
+            host.stamp = self._next()  # a grown entry goes to the end of the walk order
+            self.used = total
+            return True
+        lo, hi = fs.inner(first, last)
+        inner = fs.held[lo:hi]
+        ids = {view_id}
+        for h in inner:
+            ids |= h.ids
+        cost = entry._base_cost() + _ids_size(ids)
+        total = self.used - sum(h.cost for h in inner) + cost
         if total > self.budget:
-            return None
-        self._swap(entry.path, inner, new, total)
-        return new
+            return False
+        fs.held[lo:hi] = [_Held(entry, ids, cost, self._next())]
+        fs.firsts[lo:hi] = [first]
+        fs.lasts[lo:hi] = [last]
+        self.used = total
+        return True
 
 
-def _candidate(view: View, ua: UnitAssessment, source: Source) -> _Candidate:
+def _candidate(
+    view: View, ua: UnitAssessment, source: Source, slices: SourceSlices
+) -> tuple[Entry, bool]:
+    """The unit's current code as an entry, and whether it is a whole file (which falls
+    back to the file's top-level pieces when it does not fit)."""
     u = ua.unit
     assert ua.serve is not None
-    text = "".join(source.lines[ua.serve.first - 1 : ua.serve.last])
+    first, last = ua.serve.first, ua.serve.last
     if u.kind == "symbol":
         # Name and kind of the definition as it is now (a rename found with confidence).
-        entry = Entry(
-            u.unit_id,
-            view.path,
-            ua.serve.first,
-            ua.serve.last,
-            "symbol",
-            text,
-            ua.status,
-            u.name,
-            u.symbol_kind,
-        )
-    elif u.kind == "text":
-        entry = Entry(u.unit_id, view.path, ua.serve.first, ua.serve.last, "text", text, ua.status)
-    else:
-        entry = Entry(u.unit_id, view.path, ua.serve.first, ua.serve.last, "file", text, ua.status)
-    fallbacks = top_level_pieces(source, ua.status) if u.kind == "file" else []
-    return _Candidate(entry, u.name, fallbacks)
+        return slices.entry(source, view.path, u.unit_id, first, last, "symbol", ua.status,
+                            u.name, u.symbol_kind), False  # fmt: skip
+    kind = "text" if u.kind == "text" else "file"
+    return slices.entry(source, view.path, u.unit_id, first, last, kind, ua.status), kind == "file"
 
 
 def plan(
@@ -257,8 +380,16 @@ def plan(
     budget_bytes: int = DEFAULT_BUDGET_BYTES,
     policy: str = "stale",
     dirty_paths: frozenset[str] = frozenset(),
+    slices: SourceSlices | None = None,
 ) -> Projection:
-    """Project ``assessments`` (any order; they are walked most recently observed first)."""
+    """Project ``assessments`` (any order; they are walked most recently observed first).
+
+    Near-linear in the number of units: containment is found by bisection among the
+    entries of one file, the final label of every unit likewise, sizes are tracked
+    without re-rendering, and a whole file's fallback pieces are cut only when it does
+    not fit. ``slices`` keeps texts, sizes and hashes of unchanged files across plans.
+    """
+    slices = slices if slices is not None else SourceSlices()
     replaced = [
         a
         for a in sorted(assessments, key=lambda a: -a.view.seq)
@@ -266,8 +397,10 @@ def plan(
     ]
     sel = _Selection(budget_bytes)
     omitted: dict[str, Omission] = {}
-    # per view: the unit entries that serve it (to resolve final labels) and its omissions
-    served: dict[str, list[Entry]] = {}
+    omitted_ids: dict[str, set[str]] = {}
+    # per view: the ranges of the entries that served it (to resolve final labels), and
+    # its omissions
+    served: dict[str, list[tuple[str, int, int]]] = {}
     missing: dict[str, list[Omission]] = {}
 
     def omit(
@@ -282,74 +415,62 @@ def plan(
         om = omitted.get(uid)
         if om is None:
             om = omitted[uid] = Omission(uid, path, reason, [], name, size, kind)
-        if view_id not in om.view_ids:
-            om.view_ids.append(view_id)
-            om.view_ids.sort()
+            omitted_ids[uid] = set()
+        omitted_ids[uid].add(view_id)
         missing.setdefault(view_id, []).append(om)
 
     for a in replaced:
         vid = a.view.view_id
-        served[vid] = []
+        path = a.view.path
+        mine: list[tuple[str, int, int]] = []
+        served[vid] = mine
+        source = sources.get(path)
         for ua in a.units:
-            source = sources.get(a.view.path)
             if ua.serve is None or source is None:
-                omit(vid, ua.unit.unit_id, a.view.path, ua.status, ua.unit.name, None, ua.unit.kind)
+                omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
                 continue
-            cand = _candidate(a.view, ua, source)
-            cand.entry.editor_dirty = a.view.path in dirty_paths
-            if sel.try_add(cand.entry, vid) is not None:
-                served[vid].append(cand.entry)
+            entry, whole_file = _candidate(a.view, ua, source, slices)
+            if sel.try_add(entry, vid):
+                mine.append((path, entry.first_line, entry.last_line))
                 continue
             # The unit itself is left out whole; a whole file then falls back to its
             # top-level pieces, each of them whole too.
-            omit(
-                vid,
-                ua.unit.unit_id,
-                a.view.path,
-                "over-budget",
-                ua.unit.name,
-                cand.entry.bytes,
-                ua.unit.kind,
-            )
-            for piece in cand.fallbacks:
-                if sel.try_add(piece, vid) is not None:
-                    served[vid].append(piece)
+            omit(vid, ua.unit.unit_id, path, "over-budget", ua.unit.name, entry.bytes,
+                 ua.unit.kind)  # fmt: skip
+            if not whole_file:
+                continue
+            for skeleton in slices.pieces(source):
+                piece = replace(skeleton, status=ua.status)
+                if sel.try_add(piece, vid):
+                    mine.append((piece.path, piece.first_line, piece.last_line))
                 else:
-                    omit(
-                        vid,
-                        piece.unit_id,
-                        piece.path,
-                        "over-budget",
-                        piece.name,
-                        piece.bytes,
-                        piece.kind,
-                    )
+                    omit(vid, piece.unit_id, piece.path, "over-budget", piece.name,
+                         piece.bytes, piece.kind)  # fmt: skip
 
-    entries = sorted(sel.entries, key=lambda e: (e.path, e.first_line, e.last_line))
-    for e in entries:
-        e.editor_dirty = e.path in dirty_paths
-    markers = [
-        Marker(
-            a.view.view_id,
-            marker_text(
-                a.view, _labels(served[a.view.view_id], entries), missing.get(a.view.view_id, [])
-            ),
-        )
-        for a in replaced
-    ]
-    rendered = render(entries)
+    for uid, om in omitted.items():
+        om.view_ids = sorted(omitted_ids[uid])
+    entries: list[Entry] = []
+    for path in sorted(sel.by_path):
+        for h in sel.by_path[path].held:
+            entries.append(
+                replace(h.entry, view_ids=sorted(h.ids), editor_dirty=path in dirty_paths)
+            )
+    markers = []
+    for a in replaced:
+        vid = a.view.view_id
+        found: list[str] = []
+        for path, first, last in served[vid]:
+            host = sel.by_path[path].final_host(first, last)
+            if host is None:
+                continue
+            label = label_for(host.entry.unit_id)
+            if label not in found:
+                found.append(label)
+        markers.append(Marker(vid, marker_text(a.view, found, missing.get(vid, []))))
+    rendered = "".join(e.rendered() for e in entries)
     return Projection(
         entries, list(omitted.values()), markers, rendered, utf8_len(rendered), budget_bytes
     )
-
-
-def _labels(units: list[Entry], final: list[Entry]) -> list[str]:
-    labels: list[str] = []
-    for u in units:
-        host = next((e for e in final if e.contains(u)), None)
-        if host is not None and host.label not in labels:
-            labels.append(host.label)
-    return labels
 
 
 _REASONS = {
@@ -381,3 +502,82 @@ def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str
             f"under {where}. Not included: {items}. {again}"
         )
     return f"{head}; its current code is not included: {items}. {again}"
+
+
+@dataclass(slots=True)
+class _Kept:
+    """One plan's inputs and the projection they gave."""
+
+    key: tuple[object, ...]
+    assessments: list[ViewAssessment]
+    projection: Projection
+
+
+class ProjectionCache:
+    """Projections by everything they depend on, and the texts of unchanged files.
+
+    A projection is a function of the assessed views (ids, sequence numbers, and the
+    assessments themselves), the content of every file they name (by SHA-256, which the
+    engine has just checked against the disk), the budget, the policy, the files with a
+    dirty editor buffer and the ``viewIds`` asked for. When all of them are what they
+    were, the projection is the one computed then, and its texts are still byte for byte
+    the disk; any difference (an edit, an observe, a forget, another budget or policy)
+    plans again, reusing the texts, sizes and hashes of the files that did not change.
+    """
+
+    MAX_KEPT = 64
+
+    def __init__(self) -> None:
+        self.slices = SourceSlices()
+        self._kept: dict[tuple[object, ...], _Kept] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def plan(
+        self,
+        session: str,
+        assessments: list[ViewAssessment],
+        sources: dict[str, Source],
+        budget_bytes: int = DEFAULT_BUDGET_BYTES,
+        policy: str = "stale",
+        dirty_paths: frozenset[str] = frozenset(),
+        view_ids: list[str] | None = None,
+    ) -> Projection:
+        where = (session, budget_bytes, policy, None if view_ids is None else tuple(view_ids))
+        key = (
+            where,
+            tuple((a.view.view_id, a.view.seq) for a in assessments),
+            tuple(sorted((path, s.sha256) for path, s in sources.items())),
+            dirty_paths,
+        )
+        kept = self._kept.get(where)
+        if (
+            kept is not None
+            and kept.key == key
+            and len(kept.assessments) == len(assessments)
+            # the very assessments (the engine keeps one per view and content): a view
+            # assessed anew, say a file that went from missing to unreadable, plans anew
+            and all(x is y for x, y in zip(kept.assessments, assessments, strict=True))
+        ):
+            self.hits += 1
+            return kept.projection
+        self.misses += 1
+        projection = plan(assessments, sources, budget_bytes, policy, dirty_paths, self.slices)
+        self._kept.pop(where, None)
+        self._kept[where] = _Kept(key, list(assessments), projection)
+        while len(self._kept) > self.MAX_KEPT:
+            del self._kept[next(iter(self._kept))]
+        return projection
+
+    def forget(self) -> None:
+        """Drop every kept projection (the texts of files stay, keyed by their content)."""
+        self._kept.clear()
+
+
+def cache_of(owner: object) -> ProjectionCache:
+    """The projection cache of ``owner`` (an engine), made on first use."""
+    attrs = vars(owner)
+    cache = attrs.get("_projection_cache")
+    if not isinstance(cache, ProjectionCache):
+        cache = attrs["_projection_cache"] = ProjectionCache()
+    return cache
