@@ -94,6 +94,11 @@ def _collect(
 
     cursor = tree_sitter.QueryCursor(get_query(language))
     if byte_range is not None:
+        # tree-sitter reads an end byte of 0 as "no end": the empty range at the start of
+        # the file (an edit that deletes a prefix before leading whitespace) would query the
+        # whole file. No node meets it, as none meets an empty range at a node's boundary.
+        if byte_range[1] == 0:
+            return []
         cursor.set_byte_range(*byte_range)
     matches = cursor.matches(tree.root_node)
     by_name: dict[tuple[int, int], _Match] = {}
@@ -145,7 +150,11 @@ def collect_raw(
     source: bytes,
     byte_range: tuple[int, int] | None = None,
 ) -> list[RawDefinition]:
-    """The definitions whose nodes meet ``byte_range`` (the whole file without one)."""
+    """The definitions whose nodes meet ``byte_range`` (the whole file without one).
+
+    As tree-sitter counts meeting: a node meets ``(start, end)`` when it starts before
+    ``end`` and ends after ``start``, so an empty range finds only nodes strictly around it.
+    """
     out = []
     for match in _collect(language, tree, byte_range):
         own = _text(source, match.name_node)

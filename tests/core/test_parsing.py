@@ -4,7 +4,7 @@ has no syntax error, a parse from scratch."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fresh_ls.core.languages import language_for_path
@@ -53,6 +53,10 @@ SNIPPETS = [
         max_size=8,
     ),
 )
+# Found by this test: the last edit deletes a prefix up to leading whitespace, so the
+# restricted region is the empty (0, 0), which tree-sitter's byte range reads as the whole
+# file; every kept definition then came out twice, nested in itself ("Cart.Add.Cart.Add").
+@example(path="m.go", edits=[(0.0, 0, "  "), (0.0, 0, "\n"), (0.0, 2, "")])
 def test_incremental_definitions_equal_a_full_parse(
     path: str, edits: list[tuple[float, int, str]]
 ) -> None:
@@ -84,3 +88,16 @@ def test_restricted_extraction_is_used_after_an_edit() -> None:
     defs = index.definitions("m.py", edited, sha256_bytes(edited))
     assert index.restricted_extractions == 1
     assert defs == parse_definitions("m.py", edited)
+
+
+def test_deleting_a_prefix_up_to_leading_whitespace_keeps_each_definition_once() -> None:
+    index = DefinitionIndex()
+    before = b"\n " + SEEDS["m.go"].encode()
+    after = before[1:]
+    edit = single_edit(before, after)
+    assert edit is not None and (edit.start_byte, edit.new_end_byte) == (0, 0)
+    index.definitions("m.go", before, sha256_bytes(before))
+    defs = index.definitions("m.go", after, sha256_bytes(after))
+    assert index.restricted_extractions == 1
+    assert defs == parse_definitions("m.go", after)
+    assert [d.name for d in defs or []] == ["Cart", "Cart.Add", "Helper"]

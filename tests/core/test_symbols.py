@@ -17,6 +17,7 @@ from fresh_ls.core.languages import (
 )
 from fresh_ls.core.symbols import (
     Definition,
+    collect_raw,
     extract_definitions,
     innermost_at_line,
     parse_definitions,
@@ -783,3 +784,17 @@ def test_parse_definitions_unsupported_and_supported() -> None:
 def test_get_parser_rejects_unknown_language() -> None:
     with pytest.raises(ValueError, match="unsupported language"):
         get_parser("cobol")
+
+
+def test_collect_raw_over_a_range_meets_nodes_by_half_open_overlap() -> None:
+    data = b" package m\n\nfunc A() {}\n"  # A spans bytes 12-23
+    tree = get_parser("go").parse(data)
+
+    def names(byte_range: tuple[int, int]) -> list[str]:
+        return [r.own for r in collect_raw("go", tree, data, byte_range)]
+
+    assert names((11, 12)) == [] and names((23, 24)) == []
+    assert names((12, 12)) == [] and names((13, 13)) == ["A"]
+    assert names((22, 23)) == ["A"]
+    # tree-sitter reads an end of 0 as no end; the empty range at the start meets nothing.
+    assert names((0, 0)) == []
