@@ -153,7 +153,7 @@ def render(entries: list[Entry]) -> str:
 def top_level_pieces(source: Source, status: str) -> list[Entry]:
     """A file cut into its top-level definitions and the text between them: what a
     whole-file view falls back to when the whole file does not fit."""
-    return [replace(p, status=status) for p in SourceSlices().pieces(source)]
+    return SourceSlices().pieces(source, status)
 
 
 class SourceSlices:
@@ -166,7 +166,7 @@ class SourceSlices:
 
     def __init__(self) -> None:
         self._ranges: dict[str, tuple[str, dict[tuple[int, int], list[object]]]] = {}
-        self._pieces: dict[str, tuple[str, list[Entry]]] = {}
+        self._pieces: dict[str, tuple[str, dict[str, list[Entry]]]] = {}
 
     def memo(self, source: Source, first: int, last: int) -> list[object]:
         """``[text, UTF-8 size, SHA-256 or None]`` of lines ``first..last``."""
@@ -203,13 +203,19 @@ class SourceSlices:
         assert isinstance(text, str)
         return Entry(unit_id_, path, first, last, kind, text, status, name, symbol_kind, _memo=memo)
 
-    def pieces(self, source: Source) -> list[Entry]:
-        """The top-level pieces of ``source`` (status left empty: callers set it)."""
+    def pieces(self, source: Source, status: str = "") -> list[Entry]:
+        """The top-level pieces of ``source``, with ``status``. Planning never changes an
+        entry it is given, so the same pieces serve every plan of this content."""
+        sha = source.sha256
         kept = self._pieces.get(source.path)
-        if kept is not None and kept[0] == source.sha256 and source.sha256:
-            return kept[1]
-        pieces = self._cut(source)
-        self._pieces[source.path] = (source.sha256, pieces)
+        if kept is None or kept[0] != sha or not sha:
+            kept = (sha, {"": self._cut(source)})
+            if sha:
+                self._pieces[source.path] = kept
+        by_status = kept[1]
+        pieces = by_status.get(status)
+        if pieces is None:
+            pieces = by_status[status] = [replace(p, status=status) for p in by_status[""]]
         return pieces
 
     def _cut(self, source: Source) -> list[Entry]:
@@ -344,11 +350,16 @@ class _Selection:
             return True
         lo, hi = fs.inner(first, last)
         inner = fs.held[lo:hi]
+        freed = sum(h.cost for h in inner)
+        # The text and its line feed alone already exceed the budget: no need to build
+        # the header to know (its size only adds to that).
+        if self.used - freed + entry.bytes + 1 > self.budget:
+            return False
         ids = {view_id}
         for h in inner:
             ids |= h.ids
         cost = entry._base_cost() + _ids_size(ids)
-        total = self.used - sum(h.cost for h in inner) + cost
+        total = self.used - freed + cost
         if total > self.budget:
             return False
         fs.held[lo:hi] = [_Held(entry, ids, cost, self._next())]
@@ -439,8 +450,7 @@ def plan(
                  ua.unit.kind)  # fmt: skip
             if not whole_file:
                 continue
-            for skeleton in slices.pieces(source):
-                piece = replace(skeleton, status=ua.status)
+            for piece in slices.pieces(source, ua.status):
                 if sel.try_add(piece, vid):
                     mine.append((piece.path, piece.first_line, piece.last_line))
                 else:
@@ -452,9 +462,11 @@ def plan(
     entries: list[Entry] = []
     for path in sorted(sel.by_path):
         for h in sel.by_path[path].held:
+            e = h.entry
             entries.append(
-                replace(h.entry, view_ids=sorted(h.ids), editor_dirty=path in dirty_paths)
-            )
+                Entry(e.unit_id, e.path, e.first_line, e.last_line, e.kind, e.text, e.status,
+                      e.name, e.symbol_kind, sorted(h.ids), path in dirty_paths, e._memo)
+            )  # fmt: skip
     markers = []
     for a in replaced:
         vid = a.view.view_id
