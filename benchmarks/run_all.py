@@ -20,7 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C
 
-BENCHMARKS = ("bench_project", "bench_edit", "bench_parse", "bench_bytes", "bench_coldstart")
+BENCHMARKS = (
+    "bench_project",
+    "bench_policy_all",
+    "bench_edit",
+    "bench_parse",
+    "bench_bytes",
+    "bench_coldstart",
+)
 
 
 def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
@@ -37,6 +44,17 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
              f"({C.fmt_x(p['ratio_naive_over_engine_p50'])})", t["engine_ge_10x_naive"]),
             (f"unchanged project >= 10x naive, over stdio "
              f"({C.fmt_x(p['ratio_naive_over_wire_p50'])})", t["wire_ge_10x_naive"]),
+        ]  # fmt: skip
+    a = results.get("bench_policy_all")
+    if a:
+        t, u, ed = a["targets"], a["unchanged"], a["after_edit"]
+        out += [
+            (f"policy all, {a['scenario']['views']} mixed views, unchanged p50 <= 5 ms, over stdio "
+             f"({C.fmt_ms(u['wire']['p50_ms'])})", t["unchanged_wire_p50_le_5ms"]),
+            (f"policy all, unchanged >= 20x naive, over stdio "
+             f"({C.fmt_x(a['ratio_unchanged_wire'])})", t["unchanged_wire_ge_20x_naive"]),
+            (f"policy all, first project after a one-line edit p50 <= 25 ms, over stdio "
+             f"({C.fmt_ms(ed['wire']['p50_ms'])})", t["edit_wire_p50_le_25ms"]),
         ]  # fmt: skip
     e = results.get("bench_edit")
     if e:

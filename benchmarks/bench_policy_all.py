@@ -1,0 +1,337 @@
+"""fresh/project under ``policy: all`` with about 505 mixed views: ours vs a naive loop.
+
+Scenario: the 100 generated modules of ``bench_project.py`` (200-450 lines each) plus one
+module of exactly 5,000 lines, and one session of 505 views observed in a shuffled order:
+single lines, whole functions (a definition's exact extent), and whole files (about one
+module in ten, and the 5,000-line one, whose 229 KB do not fit the default 128 KiB budget,
+so it falls back to its top-level pieces). Every view is replaced under ``policy: all``, so
+the planner does real work: containment between single lines, functions and files,
+absorption, the budget, the fallback, and a marker per view.
+
+Two situations, each timed interleaved with the naive loop, in process and over stdio:
+
+* unchanged: nothing changed since the last request (every file dated an hour into the
+  past, so SourceTable trusts its stat);
+* after a one-line edit of the 5,000-line file: the views of that file are observed again
+  (untimed, the agent read them again), one statement line is replaced with a shorter one
+  (untimed, a new content every time), then the first request is timed. The wire request
+  goes first, right after the write, so the server's watcher has not run yet (its debounce
+  is far longer than the gap).
+
+* ours, in process: ``Engine.project(session, policy="all")``.
+* ours, over stdio: ``fresh/project`` through ``SyncClient.spawn(root)``.
+* naive: per request, re-read every observed file, fully re-parse it with tree-sitter,
+  split it into lines, compare each view's observed lines and join each view's current
+  lines (no dedup, no budget, no markers): a lower bound of a naive ``policy: all``.
+
+    .venv/bin/python benchmarks/bench_policy_all.py [--json] [--reps N]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import _common as C
+
+from fresh_ls.client import SyncClient
+from fresh_ls.core.languages import get_parser, language_for_path
+from fresh_ls.core.sources import Source
+from fresh_ls.core.text import split_lines
+from fresh_ls.engine import Engine
+
+try:  # the server's JSON-RPC layer, for the row that prices serialising this answer
+    from pygls.protocol import default_converter
+    from pygls.protocol.json_rpc import JsonRPCResponseMessage
+except ImportError:  # pragma: no cover
+    default_converter = None
+
+N_FILES = 100
+LINES = (200, 450)
+VIEWS_PER_FILE = 5
+BIG = "src/orders.py"
+BIG_LINES = 5000
+SESSION = "agent-all"
+DEFAULT_REPS = 40
+WARMUP = 5
+TARGET_UNCHANGED_MS = 5.0
+TARGET_RATIO = 20.0
+TARGET_EDIT_MS = 25.0
+_SIMPLE = re.compile(r"^(\s+)\w+ = \w+ \* \d+ \+ len\(\w+\)\n$")
+
+ViewSpec = tuple[str, str, int, int, str]  # view id, path, first, last, what
+
+
+def mixed_views(root: Path, files: list[str], seed: int = 5) -> list[ViewSpec]:
+    """Single lines, whole functions and whole files, in a shuffled observation order."""
+    rng = random.Random(seed)
+    views: list[ViewSpec] = []
+
+    def of_file(rel: str, count: int, whole: bool) -> None:
+        text = (root / rel).read_text("utf-8")
+        n = len(split_lines(text))
+        defs = Source.from_text(rel, text).definitions or []
+        funcs = [d for d in defs if d.symbol_kind in ("function", "method")]
+        for k in range(count):
+            vid = f"all_{len(views) + 1:04d}"
+            if k == 0 and whole:
+                views.append((vid, rel, 1, n, "file"))
+            elif funcs and rng.random() < 0.5:
+                d = rng.choice(funcs)
+                views.append((vid, rel, d.first_line, d.last_line, "function"))
+            else:
+                line = rng.randint(1, n)
+                views.append((vid, rel, line, line, "line"))
+
+    for rel in files:
+        of_file(rel, VIEWS_PER_FILE, rng.random() < 0.1)
+    of_file(BIG, 5, True)
+    rng.shuffle(views)
+    return views
+
+
+class Naive:
+    """Re-read and fully re-parse every observed file on each request, compare each view
+    and gather each view's current lines."""
+
+    def __init__(self, root: Path, views: list[ViewSpec]) -> None:
+        self.root = root
+        self.by_path: dict[str, list[tuple[str, int, int, str]]] = {}
+        self.observe(views)
+
+    def observe(self, views: list[ViewSpec]) -> None:
+        for vid, rel, first, last, _ in views:
+            lines = split_lines((self.root / rel).read_text("utf-8"))
+            observed = "".join(lines[first - 1 : last])
+            mine = self.by_path.setdefault(rel, [])
+            mine[:] = [v for v in mine if v[0] != vid]
+            mine.append((vid, first, last, observed))
+
+    def project(self) -> tuple[list[str], str]:
+        stale: list[str] = []
+        out: list[str] = []
+        for rel, views in self.by_path.items():
+            data = (self.root / rel).read_bytes()
+            language = language_for_path(rel)
+            assert language is not None
+            tree = get_parser(language).parse(data)
+            assert not tree.root_node.has_error
+            lines = split_lines(data.decode("utf-8"))
+            for vid, first, last, observed in views:
+                now = "".join(lines[first - 1 : last])
+                if now != observed:
+                    stale.append(vid)
+                out.append(now)
+        return stale, "".join(out)
+
+
+def _check(result: dict[str, Any], root: Path, n_views: int) -> None:
+    """Every view replaced, every entry byte for byte the disk, the budget kept."""
+    assert len(result["markers"]) == n_views
+    assert result["usedBytes"] == len(result["rendered"].encode("utf-8"))
+    assert result["usedBytes"] <= result["budgetBytes"]
+    disk: dict[str, list[str]] = {}
+    for e in result["entries"]:
+        if e["path"] not in disk:
+            disk[e["path"]] = split_lines((root / e["path"]).read_text("utf-8"))
+        assert e["text"] == "".join(disk[e["path"]][e["firstLine"] - 1 : e["lastLine"]])
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return {k: v for k, v in a.items() if k != "planId"} == {
+        k: v for k, v in b.items() if k != "planId"
+    }
+
+
+async def _scenario(reps: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="fresh-bench-") as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        corpus = C.write_corpus(root, N_FILES, LINES)
+        big_text = C.generate_module_lines(777, BIG_LINES)
+        (root / BIG).parent.mkdir(parents=True, exist_ok=True)
+        (root / BIG).write_text(big_text, "utf-8")
+        files = [*corpus.files, BIG]
+        C.settle(root, files)
+        views = mixed_views(root, corpus.files)
+        kinds = {w: sum(1 for v in views if v[4] == w) for w in ("line", "function", "file")}
+        big_views = [v for v in views if v[1] == BIG]
+        original = big_text.splitlines(keepends=True)
+        lines = list(original)
+        positions = [i + 1 for i, line in enumerate(original) if _SIMPLE.match(line)]
+        edits: list[int] = []
+
+        def edit() -> None:
+            line_no = positions[(len(edits) * 37) % len(positions)]
+            edits.append(line_no)
+            m = _SIMPLE.match(original[line_no - 1])
+            assert m is not None
+            lines[line_no - 1] = f"{m.group(1)}bench_value = {len(edits)}\n"
+            (root / BIG).write_text("".join(lines), "utf-8")
+
+        engine = await Engine.open(root, Path(tmp) / "state")
+        client = SyncClient.spawn(root, python=sys.executable)
+        try:
+
+            async def observe(these: list[ViewSpec]) -> None:
+                for vid, rel, first, last, _ in these:
+                    await engine.observe(SESSION, rel, vid, first, last)
+                    client.observe(SESSION, rel, view_id=vid, first_line=first, last_line=last)
+
+            await observe(views)
+            naive = Naive(root, views)
+
+            def ours() -> Any:
+                return engine.project(SESSION, policy="all")
+
+            def wire() -> Any:
+                return client.project(SESSION, policy="all")
+
+            for _ in range(WARMUP):
+                ours(), wire(), naive.project()
+            a, b = ours(), wire()
+            _check(a, root, len(views))
+            assert _same(a, b), "in process and over stdio disagree"
+            assert naive.project()[0] == []
+            unchanged_used = a["usedBytes"]
+            unchanged_entries = len(a["entries"])
+            unchanged_omitted = len(a["omitted"])
+
+            answer_bytes = len(json.dumps(a).encode("utf-8"))
+
+            converter = default_converter() if default_converter is not None else None
+
+            def serialise() -> Any:
+                """What the transport does with this answer, without the pipes: pygls
+                unstructures the response with cattrs and dumps it, the client loads it."""
+                msg: Any = a
+                if converter is not None:
+                    msg = converter.unstructure(
+                        JsonRPCResponseMessage(id=1, jsonrpc="2.0", result=a)
+                    )
+                return json.loads(json.dumps(msg))
+
+            unchanged: dict[str, list[float]] = {
+                k: [] for k in ("ours", "wire", "naive", "serialise")
+            }
+            with C.no_gc():
+                for _ in range(reps):
+                    unchanged["ours"].append(C.timed(ours)[0])
+                    unchanged["wire"].append(C.timed(wire)[0])
+                    unchanged["naive"].append(C.timed(naive.project)[0])
+                    unchanged["serialise"].append(C.timed(serialise)[0])
+
+            after: dict[str, list[float]] = {k: [] for k in ("ours", "wire", "naive")}
+            second: list[float] = []
+            for cycle in range(WARMUP + reps):
+                await observe(big_views)  # the agent read them again (untimed)
+                naive.observe(big_views)
+                with C.no_gc():
+                    edit()
+                    t_wire, got_wire = C.timed(wire)
+                    t_ours, got_ours = C.timed(ours)
+                    t_naive, _ = C.timed(naive.project)
+                    t_second, _ = C.timed(ours)
+                if cycle < 3:
+                    _check(got_ours, root, len(views))
+                    assert _same(got_ours, got_wire), "in process and over stdio disagree"
+                if cycle >= WARMUP:
+                    after["ours"].append(t_ours)
+                    after["wire"].append(t_wire)
+                    after["naive"].append(t_naive)
+                    second.append(t_second)
+        finally:
+            client.close()
+            await engine.close()
+
+    u = {k: C.summary_ms(v) for k, v in unchanged.items()}
+    e = {k: C.summary_ms(v) for k, v in after.items()}
+    u_ratio_engine = C.ratio(u["naive"]["p50_ms"], u["ours"]["p50_ms"])
+    u_ratio_wire = C.ratio(u["naive"]["p50_ms"], u["wire"]["p50_ms"])
+    return {
+        "scenario": {
+            "files": len(files),
+            "views": len(views),
+            "view_kinds": kinds,
+            "big_file_lines": BIG_LINES,
+            "used_bytes": unchanged_used,
+            "entries": unchanged_entries,
+            "omitted": unchanged_omitted,
+            "answer_json_bytes": answer_bytes,
+            "reps": reps,
+            "warmup": WARMUP,
+        },
+        "unchanged": u,
+        "after_edit": e,
+        "second_after_edit_engine": C.summary_ms(second),
+        "ratio_unchanged_engine": u_ratio_engine,
+        "ratio_unchanged_wire": u_ratio_wire,
+        "ratio_edit_engine": C.ratio(e["naive"]["p50_ms"], e["ours"]["p50_ms"]),
+        "ratio_edit_wire": C.ratio(e["naive"]["p50_ms"], e["wire"]["p50_ms"]),
+        "targets": {
+            "unchanged_wire_p50_le_5ms": u["wire"]["p50_ms"] <= TARGET_UNCHANGED_MS,
+            "unchanged_wire_ge_20x_naive": u_ratio_wire >= TARGET_RATIO,
+            "edit_wire_p50_le_25ms": e["wire"]["p50_ms"] <= TARGET_EDIT_MS,
+        },
+    }
+
+
+def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
+    out = asyncio.run(_scenario(reps))
+    out["machine"] = C.machine()
+    return out
+
+
+def report(r: dict[str, Any]) -> str:
+    sc = r["scenario"]
+    rows = []
+    for situation, key in (("unchanged", "unchanged"), ("after a one-line edit", "after_edit")):
+        s = r[key]
+        naive = s["naive"]["p50_ms"]
+        for label, k in (("in process", "ours"), ("over stdio", "wire")):
+            rows.append(
+                [
+                    f"{situation}, {label}",
+                    C.fmt_ms(s[k]["p50_ms"]),
+                    C.fmt_ms(s[k]["p95_ms"]),
+                    C.fmt_ms(naive),
+                    C.fmt_x(C.ratio(naive, s[k]["p50_ms"])),
+                ]
+            )
+    ser = r["unchanged"]["serialise"]
+    rows.append(["extra: serialising this answer (cattrs + json, no pipes)",
+                 C.fmt_ms(ser["p50_ms"]), C.fmt_ms(ser["p95_ms"]), "-", "-"])  # fmt: skip
+    sec = r["second_after_edit_engine"]
+    rows.append(["2nd request after the edit, in process", C.fmt_ms(sec["p50_ms"]),
+                 C.fmt_ms(sec["p95_ms"]), "-", "-"])  # fmt: skip
+    t = r["targets"]
+    k = sc["view_kinds"]
+    return "\n".join(
+        [
+            f"[6] fresh/project policy all: {sc['views']} views ({k['line']} single lines, "
+            f"{k['function']} whole functions, {k['file']} whole files) over {sc['files']} "
+            f"files, {sc['entries']} entries, {sc['omitted']} omissions, "
+            f"{C.fmt_bytes(sc['used_bytes'])} used, a {C.fmt_bytes(sc['answer_json_bytes'])} "
+            f"JSON answer; {sc['reps']} reps after {sc['warmup']} warm-up",
+            C.table(["", "ours p50", "ours p95", "naive p50", "naive/ours"], rows),
+            f"targets over stdio: unchanged p50 <= {TARGET_UNCHANGED_MS:g} ms "
+            f"{C.verdict(t['unchanged_wire_p50_le_5ms'])}, >= {TARGET_RATIO:g}x naive "
+            f"{C.verdict(t['unchanged_wire_ge_20x_naive'])}; after an edit p50 <= "
+            f"{TARGET_EDIT_MS:g} ms {C.verdict(t['edit_wire_p50_le_25ms'])}",
+        ]
+    )
+
+
+def main() -> None:
+    args = C.cli(__doc__.splitlines()[0] if __doc__ else "")
+    C.emit(run(args.reps or DEFAULT_REPS), report, args.json)
+
+
+if __name__ == "__main__":
+    main()
