@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from fresh_ls.core.anchors import label_for, unit_id
@@ -215,7 +215,11 @@ class SourceSlices:
         by_status = kept[1]
         pieces = by_status.get(status)
         if pieces is None:
-            pieces = by_status[status] = [replace(p, status=status) for p in by_status[""]]
+            pieces = by_status[status] = [
+                Entry(p.unit_id, p.path, p.first_line, p.last_line, p.kind, p.text, status,
+                      p.name, p.symbol_kind, _memo=p._memo)
+                for p in by_status[""]
+            ]  # fmt: skip
         return pieces
 
     def _cut(self, source: Source) -> list[Entry]:
