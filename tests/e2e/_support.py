@@ -439,12 +439,15 @@ class RawConn:
 
 
 @contextlib.contextmanager
-def raw_stdio(root: Path, *args: str) -> Iterator[tuple[RawConn, subprocess.Popen[bytes]]]:
+def raw_stdio(
+    root: Path, *args: str, keep_stderr: bool = False
+) -> Iterator[tuple[RawConn, subprocess.Popen[bytes]]]:
+    """A stdio server over raw framing; ``keep_stderr`` pipes its log to ``proc.stderr``."""
     proc = subprocess.Popen(
         serve_command(root, "--stdio", *args),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
     )
     conn = RawConn(proc.stdout, proc.stdin, lambda: None)
     try:

@@ -5,7 +5,6 @@ are closed and capped while the token holder is served."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
 import subprocess
@@ -24,7 +23,6 @@ from ._support import (
     frame_json,
     raw_stdio,
     read_endpoint,
-    serve_command,
     short_socket_path,
 )
 
@@ -143,26 +141,9 @@ def test_a_did_write_sent_before_a_stale_is_seen_by_it(ws: Path) -> None:
 # -- oversized and malformed frames ---------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _stdio(ws: Path, *args: str) -> Iterator[tuple[RawConn, subprocess.Popen[bytes]]]:
+def _stdio(ws: Path, *args: str) -> Any:
     """A stdio server whose stderr is kept, to prove it ended without a traceback."""
-    proc = subprocess.Popen(
-        serve_command(ws, "--stdio", "--no-watch", *args),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        yield RawConn(proc.stdout, proc.stdin, lambda: None), proc
-    finally:
-        with contextlib.suppress(OSError):
-            assert proc.stdin is not None
-            proc.stdin.close()
-        try:
-            proc.wait(timeout=WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    return raw_stdio(ws, "--no-watch", *args, keep_stderr=True)
 
 
 def _ended_cleanly(proc: subprocess.Popen[bytes]) -> str:

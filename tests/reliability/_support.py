@@ -50,31 +50,8 @@ def report(name: str, **figures: Any) -> None:
 
 # -- workspaces --------------------------------------------------------------------------------
 
-CART_PY = """\
-RATE = 10
-
-
-class Cart:
-    def __init__(self):
-        self.items = []
-
-    def total(self, quantity):
-        subtotal = quantity * RATE
-        return subtotal
-
-
-def helper():
-    return 1
-"""
-
-UTIL_PY = """\
-def add(a, b):
-    return a + b
-
-
-def sub(a, b):
-    return a - b
-"""
+# The e2e suite's workspace files, so both suites reason about the same code.
+from e2e._support import CART_PY, UTIL_PY  # noqa: E402
 
 PRICE_TS = """\
 export interface Price {
