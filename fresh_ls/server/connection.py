@@ -12,11 +12,12 @@ body that is not JSON gets a -32700 reply with a null id. Both are handled here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -82,12 +83,16 @@ class ConnectionInfo:
     pending: int = 0
     room: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def enter(self) -> None:
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Wait for this message's turn on the connection, counted while it waits."""
         self.pending += 1
-
-    def leave(self) -> None:
-        self.pending -= 1
-        self.room.set()
+        try:
+            async with self.order:
+                yield
+        finally:
+            self.pending -= 1
+            self.room.set()
 
 
 class FreshProtocol(LanguageServerProtocol):
@@ -233,12 +238,8 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
 
     async def handler(params: Any) -> Any:
         conn = server.conn
-        conn.enter()
-        try:
-            async with conn.order:
-                return await _run(conn, params)
-        finally:
-            conn.leave()
+        async with conn.turn():
+            return await _run(conn, params)
 
     async def _run(conn: ConnectionInfo, params: Any) -> Any:
         try:
@@ -278,18 +279,15 @@ def _authorized(
 
     async def handler(*args: Any) -> None:
         conn = server.conn
-        conn.enter()
-        try:
-            async with conn.order:
-                if conn.authorized:
-                    try:
-                        fn(*args)
-                    except FreshError as exc:
-                        log.warning("notification ignored: %s", exc.message)
-                    except Exception:
-                        log.exception("notification failed")
-        finally:
-            conn.leave()
+        async with conn.turn():
+            if not conn.authorized:
+                return
+            try:
+                fn(*args)
+            except FreshError as exc:
+                log.warning("notification ignored: %s", exc.message)
+            except Exception:
+                log.exception("notification failed")
 
     return handler
 
