@@ -95,6 +95,8 @@ class Engine:
     plans: OrderedDict[str, Plan] = field(default_factory=OrderedDict)
     watching: bool = False
     listeners: list[Notify] = field(default_factory=list)
+    #: Whole projections and per-file pieces by content hash (see ``proj.ProjectionCache``).
+    projections: proj.ProjectionCache = field(default_factory=proj.ProjectionCache)
 
     def __post_init__(self) -> None:
         self.sources = SourceTable(self.root)
@@ -322,7 +324,7 @@ class Engine:
                 if src is not None:
                     sources[v.path] = src
         dirty = frozenset(p for p in sources if self.editor_dirty(p))
-        projection = proj.cache_of(self).plan(
+        projection = self.projections.plan(
             session, assessments, sources, budget_bytes, policy, dirty, view_ids
         )
         plan = Plan(

@@ -588,12 +588,3 @@ class ProjectionCache:
     def forget(self) -> None:
         """Drop every kept projection (the texts of files stay, keyed by their content)."""
         self._kept.clear()
-
-
-def cache_of(owner: object) -> ProjectionCache:
-    """The projection cache of ``owner`` (an engine), made on first use."""
-    attrs = vars(owner)
-    cache = attrs.get("_projection_cache")
-    if not isinstance(cache, ProjectionCache):
-        cache = attrs["_projection_cache"] = ProjectionCache()
-    return cache

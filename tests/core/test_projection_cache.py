@@ -67,7 +67,7 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
     write(root / "cart.py", CART)
     write(root / "util.py", UTIL)
     engine = await Engine.open(root, tmp_path / "state")
-    cache = proj.cache_of(engine)
+    cache = engine.projections
     try:
         await engine.observe("s", "cart.py", "whole")
         await engine.observe("s", "cart.py", "line9", 9, 9)
@@ -160,7 +160,7 @@ async def test_an_unchanged_file_keeps_its_texts_across_an_edit_of_another(
         await engine.observe("s", "cart.py", "whole")
         await engine.observe("s", "util.py", "all")
         before = {e["path"]: e for e in engine.project("s", policy="all")["entries"]}
-        slices = proj.cache_of(engine).slices
+        slices = engine.projections.slices
         kept = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))
         write(root / "util.py", UTIL.replace("LIMIT = 3", "LIMIT = 9"))
         after = {e["path"]: e for e in engine.project("s", policy="all")["entries"]}
