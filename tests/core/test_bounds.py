@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import os
 from pathlib import Path
 
 import pytest
@@ -28,13 +28,19 @@ def test_a_path_at_the_limit_is_resolved(tmp_path: Path) -> None:
     assert rel == name
 
 
-def test_a_path_over_the_limit_is_refused_without_resolving_it(tmp_path: Path) -> None:
+def test_a_path_over_the_limit_is_refused_without_resolving_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused before ``realpath`` runs (it costs the square of the path's length)."""
     root = Path(tmp_path).resolve()
     long_path = "a/" * 200_000 + "cart.py"
-    t0 = time.monotonic()
+
+    def no_realpath(*_: object, **__: object) -> str:
+        raise AssertionError("realpath was called on an over-long path")
+
+    monkeypatch.setattr(os.path, "realpath", no_realpath)
     with pytest.raises(PathTooLong, match="4096 bytes"):
         resolve_in_root(root, long_path)
-    assert time.monotonic() - t0 < 1.0  # realpath would take seconds (sanity bound)
 
 
 def test_the_limit_counts_utf8_bytes_not_characters() -> None:
@@ -65,11 +71,11 @@ def _view(path: str, source: Source, first: int, last: int, text: str) -> View:
 def test_a_huge_observed_line_is_assessed_quickly() -> None:
     source = Source.from_text("m.py", _MODULE * 300)
     huge = "x" * (4 * 1024 * 1024 - 64) + "\n"
-    t0 = time.monotonic()
+    # No timing here: the e2e test (tests/e2e/test_hardening.py) holds another client to a
+    # sanity bound meanwhile; this one checks the answers stay honest.
     for first, last in [(1, 1), (5, 5), (1, 2)]:
         view = _view("m.py", source, first, last, huge)
         assert assess_view(view, source).status != "fresh"
-    assert time.monotonic() - t0 < 5.0  # unbounded, this took minutes (sanity bound)
 
 
 def test_the_budget_stops_a_costly_search_with_an_honest_answer() -> None:
