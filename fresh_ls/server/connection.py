@@ -38,6 +38,7 @@ from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
 from fresh_ls.server import params as P
 from fresh_ls.server.documents import apply_change
 from fresh_ls.server.framing import FrameError, FrameReader
+from fresh_ls.server.lsp_converter import lsp_converter
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,9 @@ class FreshProtocol(LanguageServerProtocol):
 
 class FreshServer(LanguageServer):
     def __init__(self, conn: ConnectionInfo) -> None:
-        super().__init__("fresh-ls", __version__, protocol_cls=FreshProtocol)
+        super().__init__(
+            "fresh-ls", __version__, protocol_cls=FreshProtocol, converter_factory=lsp_converter
+        )
         self.conn = conn
         register_features(self)
 
