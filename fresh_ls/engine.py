@@ -307,14 +307,13 @@ class Engine:
             out.append(wire.stale_view(a, dirty, who))
         return {"views": out}
 
-    @_in_one_moment
-    def project(
+    def _project(
         self,
         session: str,
         budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
         policy: str = "stale",
         view_ids: list[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> tuple[str, proj.Projection]:
         views = self._session_views(session, view_ids)
         assessments = [self._assess(v) for v in views]
         sources: dict[str, Source] = {}
@@ -335,7 +334,28 @@ class Engine:
             kept=_left_in_place(views, projection),
         )
         self._keep_plan(plan)
-        return wire.project_result(plan.plan_id, projection)
+        return plan.plan_id, projection
+
+    @_in_one_moment
+    def project(
+        self,
+        session: str,
+        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
+        policy: str = "stale",
+        view_ids: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return wire.project_result(*self._project(session, budget_bytes, policy, view_ids))
+
+    @_in_one_moment
+    def project_encoded(
+        self,
+        session: str,
+        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
+        policy: str = "stale",
+        view_ids: list[str] | None = None,
+    ) -> wire.Encoded:
+        """``project`` as the JSON text the server sends (see ``wire.Encoded``)."""
+        return wire.project_json(*self._project(session, budget_bytes, policy, view_ids))
 
     def _keep_plan(self, plan: Plan) -> None:
         """Keep every plan for 30 minutes, and the newest 16 of a session however old;

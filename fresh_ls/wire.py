@@ -6,6 +6,7 @@ engine and tests share one definition of every result.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fresh_ls.core.model import View, ViewAssessment
@@ -69,6 +70,25 @@ def stale_view(
         },
         "units": units,
     }
+
+
+class Encoded(str):
+    """A result already in its wire encoding (JSON text), sent as it is.
+
+    A ``policy: all`` projection is half a megabyte; turning that dict into JSON on every
+    answer (pygls walks it with cattrs, then dumps it) cost about 10 ms, three times the
+    planning. A cached projection is encoded once; each answer only puts its ``planId``
+    in front."""
+
+
+def project_json(plan_id: str, p: Projection) -> Encoded:
+    """``project_result`` as JSON text: the same object, byte for byte what ``json.dumps``
+    gives for it, with the projection's own part encoded once."""
+    if p.wire_json is None:
+        if p.wire is None:
+            p.wire = _project_body(p)
+        p.wire_json = json.dumps(p.wire)[1:]
+    return Encoded('{"planId": ' + json.dumps(plan_id) + ", " + p.wire_json)
 
 
 def project_result(plan_id: str, p: Projection) -> dict[str, Any]:

@@ -141,6 +141,8 @@ class Projection:
     #: the wire shape of this projection without its plan id, built once by
     #: ``fresh_ls.wire.project_result`` (a cached projection is answered again and again)
     wire: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: ``wire`` as JSON text, without its opening brace (``planId`` goes first per answer).
+    wire_json: str | None = field(default=None, compare=False, repr=False)
 
 
 def render(entries: list[Entry]) -> str:

@@ -39,6 +39,7 @@ from fresh_ls.server import params as P
 from fresh_ls.server.documents import apply_change
 from fresh_ls.server.framing import FrameError, FrameReader
 from fresh_ls.server.lsp_converter import lsp_converter
+from fresh_ls.wire import Encoded
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,36 @@ class FreshProtocol(LanguageServerProtocol):
             if code == -32603 or not isinstance(message, str) or "Traceback" in message:
                 message = INTERNAL_MESSAGE
             error = lsp.ResponseError(code=code, message=message)
-        super()._send_response(msg_id, result, error)
+            super()._send_response(msg_id, result, error)
+            return
+        if not isinstance(result, dict | list | Encoded):
+            super()._send_response(msg_id, result, error)  # an LSP type: pygls's own hooks
+            return
+        # fresh-ls's own results are plain JSON (or already encoded): dump them once,
+        # without pygls's cattrs walk over every value first.
+        self._result_types.pop(msg_id, None)
+        try:
+            text = result if isinstance(result, Encoded) else json.dumps(
+                result, default=self._serialize_message
+            )
+        except (TypeError, ValueError):
+            log.exception("a result that cannot be encoded")
+            self._send_response(msg_id, error=lsp.ResponseError(code=-32603, message=""))
+            return
+        body = '{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id) + ', "result": ' + text + "}"
+        self._write_body(body.encode("utf-8"))
+
+    def _write_body(self, body: bytes) -> None:
+        """What pygls's ``_send_data`` writes for one message, given its encoded body."""
+        if self.writer is None:
+            return
+        if self._include_headers:
+            header = (
+                f"Content-Length: {len(body)}\r\n"
+                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            )
+            body = header.encode("ascii") + body
+        self.writer.write(body)
 
     def handle_message(self, message: Any) -> None:
         # pygls drops a request that comes after ``shutdown`` without answering, which
@@ -302,10 +332,10 @@ def register_features(server: FreshServer) -> None:
     def observe(p: P.ObserveParams) -> Awaitable[dict[str, Any]]:
         return engine.observe(p.session, p.path, p.viewId, p.firstLine, p.lastLine, p.text, p.kind)
 
-    def project(p: P.ProjectParams) -> dict[str, Any]:
+    def project(p: P.ProjectParams) -> Encoded:
         budget = p.budgetBytes if p.budgetBytes is not None else conn.budget_bytes
         policy = p.policy or conn.policy or "stale"
-        return engine.project(
+        return engine.project_encoded(
             p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.viewIds
         )
 

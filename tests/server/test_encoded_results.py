@@ -1,0 +1,45 @@
+"""The projection the server sends as pre-encoded JSON is the very object ``project``
+returns: the same keys and values, whichever policy, budget or cache state made it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fresh_ls.engine import Engine
+from fresh_ls.wire import Encoded
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
+
+
+@pytest.mark.parametrize("policy", ["stale", "all"])
+@pytest.mark.parametrize("budget", [64, 600, 128 * 1024])
+async def test_encoded_projection_is_the_project_result(
+    tmp_path: Path, policy: str, budget: int
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    cart = (FIXTURES / "cart.py").read_text()
+    (root / "cart.py").write_text(cart)
+    (root / "notes é.md").write_text("# Ünïcode\n\nline \u2028 two\n")
+    engine = await Engine.open(root, tmp_path / "state")
+    try:
+        await engine.observe("s", "cart.py", "whole")
+        await engine.observe("s", "cart.py", "line9", 9, 9)
+        await engine.observe("s", "notes é.md", "n", 1, 3)
+        (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
+        for _ in range(2):  # planned, then served from the cache
+            plain = engine.project("s", budget, policy)
+            encoded = engine.project_encoded("s", budget, policy)
+            assert isinstance(encoded, Encoded)
+            decoded = json.loads(encoded)
+            assert decoded["planId"] != plain["planId"]
+            plain.pop("planId")
+            decoded.pop("planId")
+            assert decoded == plain
+            assert list(decoded) == ["entries", "omitted", "markers", "usedBytes",
+                                     "budgetBytes", "rendered"]
+    finally:
+        await engine.close()
