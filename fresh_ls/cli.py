@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fresh_ls import __version__
+from fresh_ls import __version__, statedir
 
 if TYPE_CHECKING:
     from fresh_ls.client import SyncClient
@@ -153,7 +153,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # and real faults are logged by FreshServer.report_server_error.
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
     root: Path = args.root or _root(".")
-    state_dir = Path(args.state_dir).resolve() if args.state_dir else root / ".fresh-ls"
+    state_dir = (
+        Path(args.state_dir).resolve() if args.state_dir else statedir.default_state_dir(root)
+    )
     if not args.stdio and args.listen is None:
         print(
             "fresh-ls serve: say how clients connect: --stdio, --listen [ADDRESS], or both",

@@ -29,6 +29,7 @@ from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
 from fresh_ls.errors import FileUnreadable, OutsideRoot, UnknownId
+from fresh_ls.statedir import DATABASE_FILE
 from fresh_ls.store import ViewStore
 
 #: Plans kept per session at least, and how long each is kept at least (the contract's floor).
@@ -114,7 +115,7 @@ class Engine:
 
     @classmethod
     async def open(cls, root: Path, state_dir: Path) -> Engine:
-        store = await ViewStore.open(state_dir / "views.sqlite3")
+        store = await ViewStore.open(state_dir / DATABASE_FILE)
         engine = cls(root=root, state_dir=state_dir, store=store)
         for view in await store.load_views():
             engine.views.setdefault(view.session, {})[view.view_id] = view

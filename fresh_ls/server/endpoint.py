@@ -20,16 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ENDPOINT_FILE = "endpoint.json"
-LOCK_FILE = "server.lock"
-SOCKET_FILE = "fresh-ls.sock"
+from fresh_ls.statedir import DATABASE_FILE, ENDPOINT_FILE, LOCK_FILE, SOCKET_FILE
+
 #: Unix socket paths longer than this do not fit in ``sockaddr_un`` on Linux (108 bytes).
 MAX_SOCKET_PATH = 100
 
 
 #: Files fresh-ls keeps in a state dir: an existing directory holding one of them (or
 #: nothing) is ours to make private.
-OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, "views.sqlite3")
+OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, DATABASE_FILE)
 
 
 def make_private_dir(state_dir: Path) -> None:

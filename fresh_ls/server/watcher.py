@@ -13,6 +13,8 @@ from pathlib import Path
 
 from watchfiles import DefaultFilter, awatch
 
+from fresh_ls.statedir import STATE_DIR_NAME
+
 log = logging.getLogger(__name__)
 
 #: Directories whose churn never concerns an agent's views of source files.
@@ -29,7 +31,7 @@ IGNORED_DIRS = frozenset(
         ".tox",
         ".venv",
         "venv",
-        ".fresh-ls",
+        STATE_DIR_NAME,
         ".hypothesis",
     }
 )

@@ -16,6 +16,7 @@ import {
   StaleLensProvider,
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readEndpoint } from "./server";
+import { settings } from "./settings";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
@@ -93,7 +94,7 @@ class Controller {
   watchPythonInterpreter(context: vscode.ExtensionContext): void {
     const py = onPythonInterpreterChange(() => {
       const usesSetting = (vscode.workspace.workspaceFolders ?? []).every(
-        (f) => !!vscode.workspace.getConfiguration("freshLs", f).get<string>("python"),
+        (f) => !!settings(f).python,
       );
       if (!usesSetting) {
         this.output.appendLine("the Python extension's interpreter changed: restarting (debounced)");
@@ -225,7 +226,7 @@ class Controller {
   private schedulePoll(): void {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = undefined;
-    const seconds = vscode.workspace.getConfiguration("freshLs").get<number>("refreshSeconds", 3);
+    const seconds = settings().refreshSeconds;
     if (!seconds || seconds <= 0) return;
     this.pollTimer = setInterval(() => void this.poll(), Math.max(1, seconds) * 1000);
   }

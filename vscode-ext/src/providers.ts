@@ -15,8 +15,9 @@ import {
   type ProjectionRef,
 } from "./diffdoc";
 import { Commands, currentRange, lensesFor, relativePath, type PanelModel, type ViewTarget } from "./model";
-import { ClientMethods, type Policy } from "./protocol";
+import { ClientMethods } from "./protocol";
 import type { FolderServer } from "./server";
+import { settings } from "./settings";
 
 export type ServerLookup = (folder: string) => FolderServer | undefined;
 
@@ -84,13 +85,11 @@ export class ProjectionProvider implements vscode.TextDocumentContentProvider {
     const ref: ProjectionRef = parseProjectionUri(uri);
     const server = this.servers(ref.folder);
     if (!server) throw new Error(`fresh-ls: no server for ${ref.folder}`);
-    const config = vscode.workspace.getConfiguration("freshLs", server.folder);
-    const budget = config.get<number | null>("budgetBytes");
-    const policy = config.get<string>("policy");
+    const { budgetBytes, policy } = settings(server.folder);
     const result = await server.request(ClientMethods.project, {
       session: ref.session,
-      ...(typeof budget === "number" ? { budgetBytes: budget } : {}),
-      ...(policy === "stale" || policy === "all" ? { policy: policy as Policy } : {}),
+      ...(budgetBytes !== null ? { budgetBytes } : {}),
+      policy,
     });
     return projectionText(ref.session, result.rendered);
   }
@@ -120,7 +119,7 @@ export class StaleLensProvider implements vscode.CodeLensProvider {
   }
 
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
-    if (!vscode.workspace.getConfiguration("freshLs", doc.uri).get<boolean>("codeLens", true)) return [];
+    if (!settings(doc.uri).codeLens) return [];
     const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
     if (!folder) return [];
     const rel = relativePath(folder.uri.fsPath, doc.uri.fsPath);

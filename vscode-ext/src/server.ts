@@ -29,6 +29,7 @@ import {
   type Interpreter,
   type LaunchProblem,
 } from "./launch";
+import { ENDPOINT_FILE, STATE_DIR } from "./config";
 import type { ServerState } from "./model";
 import {
   ServerMethods,
@@ -38,8 +39,8 @@ import {
   type ParamsOf,
   type ResultOf,
 } from "./protocol";
+import { settings } from "./settings";
 
-const STATE_DIR = ".fresh-ls";
 const CHECK_TIMEOUT_MS = 30_000;
 
 export interface ServerEvents {
@@ -74,7 +75,7 @@ export class FolderServer {
   }
 
   endpointFile(stateDir?: string): string {
-    return path.join(stateDir ?? path.join(this.root, STATE_DIR), "endpoint.json");
+    return path.join(stateDir ?? path.join(this.root, STATE_DIR), ENDPOINT_FILE);
   }
 
   private setState(state: ServerState, error?: string): void {
@@ -96,8 +97,8 @@ export class FolderServer {
 
   private async doStart(): Promise<void> {
     this.setState("starting");
-    const config = vscode.workspace.getConfiguration("freshLs", this.folder);
-    const interp = chooseInterpreter(config.get<string>("python"), await pythonFromExtension(this.folder.uri), {
+    const config = settings(this.folder);
+    const interp = chooseInterpreter(config.python || undefined, await pythonFromExtension(this.folder.uri), {
       workspaceFolder: this.root,
       home: os.homedir(),
     });
@@ -123,7 +124,7 @@ export class FolderServer {
       }
       this.version = check.version;
       this.attached = false;
-      const extra = config.get<string[]>("serverArgs") ?? [];
+      const extra = config.serverArgs;
       serverOptions = {
         command: interp.command,
         args: serverArgs(this.root, extra),
@@ -138,7 +139,7 @@ export class FolderServer {
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: initializationOptions(
-        { budgetBytes: config.get<number | null>("budgetBytes"), policy: config.get<string>("policy") },
+        { budgetBytes: config.budgetBytes, policy: config.policy },
         token,
       ),
       initializationFailedHandler: (err) => {

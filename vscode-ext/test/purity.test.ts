@@ -6,7 +6,7 @@ import { describe, it } from "node:test";
 import { ClientMethods, ServerMethods, STATUS_ORDER, worse } from "../src/protocol";
 
 const SRC = path.resolve(__dirname, "..", "..", "src");
-const PURE = ["protocol.ts", "labels.ts", "model.ts", "diffdoc.ts", "launch.ts", "debounce.ts"];
+const PURE = ["protocol.ts", "config.ts", "labels.ts", "model.ts", "diffdoc.ts", "launch.ts", "debounce.ts"];
 
 describe("pure modules", () => {
   for (const file of PURE) {

@@ -1,0 +1,58 @@
+// The extension's settings and the state dir's names, in one place (pure: no `vscode`).
+//
+// Every `freshLs.*` setting the manifest declares is read here, with its default, and
+// nowhere else: `settings.ts` feeds it from VS Code, the tests feed it from a plain map, and
+// a test checks these keys against package.json's `contributes.configuration`.
+
+import type { Policy } from "./protocol";
+
+/** The configuration section (`freshLs.python`, ...). */
+export const SECTION = "freshLs";
+
+/** The server's state dir under a root, and the endpoint file it writes there (the Python
+ * side names them in `fresh_ls/statedir.py`; a test checks they agree). */
+export const STATE_DIR = ".fresh-ls";
+export const ENDPOINT_FILE = "endpoint.json";
+
+export interface Settings {
+  /** An interpreter with `fresh_ls`, or "" to find one. */
+  python: string;
+  /** The projection budget sent at initialize and per request; null: the server's own. */
+  budgetBytes: number | null;
+  policy: Policy;
+  serverArgs: string[];
+  /** The safety-net poll of `fresh/status`, 0 for none. */
+  refreshSeconds: number;
+  codeLens: boolean;
+}
+
+export const DEFAULTS: Settings = {
+  python: "",
+  budgetBytes: null,
+  policy: "stale",
+  serverArgs: [],
+  refreshSeconds: 3,
+  codeLens: true,
+};
+
+/** The keys under `freshLs.` (the manifest must declare exactly these). */
+export const KEYS = Object.keys(DEFAULTS) as (keyof Settings)[];
+
+/** Settings from raw values (`get(key)` is undefined when unset); a value of the wrong type
+ * falls back to the default rather than reaching the server. */
+export function readSettings(get: (key: keyof Settings) => unknown): Settings {
+  const python = get("python");
+  const budget = get("budgetBytes");
+  const policy = get("policy");
+  const args = get("serverArgs");
+  const refresh = get("refreshSeconds");
+  const lens = get("codeLens");
+  return {
+    python: typeof python === "string" ? python.trim() : DEFAULTS.python,
+    budgetBytes: typeof budget === "number" && Number.isInteger(budget) && budget >= 0 ? budget : null,
+    policy: policy === "all" || policy === "stale" ? policy : DEFAULTS.policy,
+    serverArgs: Array.isArray(args) && args.every((a) => typeof a === "string") ? [...args] : [],
+    refreshSeconds: typeof refresh === "number" && Number.isFinite(refresh) ? refresh : DEFAULTS.refreshSeconds,
+    codeLens: typeof lens === "boolean" ? lens : DEFAULTS.codeLens,
+  };
+}
