@@ -15,6 +15,10 @@ ENDPOINT_FILE = "endpoint.json"
 LOCK_FILE = "server.lock"
 SOCKET_FILE = "fresh-ls.sock"
 DATABASE_FILE = "views.sqlite3"
+#: Written into a state dir the server creates, so ``git add .`` never commits the token
+#: or the database (which holds code), the way pytest keeps its cache out of git.
+GITIGNORE_FILE = ".gitignore"
+GITIGNORE_TEXT = "# Created by fresh-ls: this dir holds a token and code; keep it out of git.\n*\n"
 
 
 def default_state_dir(root: Path) -> Path:

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fresh_ls.statedir import DATABASE_FILE, ENDPOINT_FILE, LOCK_FILE, SOCKET_FILE
+from fresh_ls.statedir import (
+    DATABASE_FILE,
+    ENDPOINT_FILE,
+    GITIGNORE_FILE,
+    GITIGNORE_TEXT,
+    LOCK_FILE,
+    SOCKET_FILE,
+)
 
 #: Unix socket paths longer than this do not fit in ``sockaddr_un`` on Linux (108 bytes).
 MAX_SOCKET_PATH = 100
@@ -37,19 +44,35 @@ def make_private_dir(state_dir: Path) -> None:
     It holds the database (the code agents read) and the endpoint token: nobody but the
     user may list or read it. An existing directory is tightened only when this user owns
     it and it is empty or already holds fresh-ls files, so a ``--state-dir`` pointed at
-    some shared directory by mistake is not changed behind the user's back.
+    some shared directory by mistake is not changed behind the user's back. A state dir
+    that is ours gets a ``.gitignore`` of ``*`` (see ``statedir.GITIGNORE_TEXT``).
     """
     state_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
         state_dir.mkdir(mode=0o700)
     except FileExistsError:
         st = state_dir.stat()
-        if st.st_uid != os.getuid() or stat.S_IMODE(st.st_mode) == 0o700:
+        if st.st_uid != os.getuid():
             return
         names = {p.name for p in state_dir.iterdir()}
         if names and not names & set(OWN_FILES):
-            return
-    os.chmod(state_dir, 0o700)  # mkdir's mode is cut by the umask; set it exactly
+            return  # not a state dir (say, ~/.ssh by mistake): leave it exactly as it is
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.chmod(state_dir, 0o700)
+    else:
+        os.chmod(state_dir, 0o700)  # mkdir's mode is cut by the umask; set it exactly
+    _write_gitignore(state_dir)
+
+
+def _write_gitignore(state_dir: Path) -> None:
+    """When absent (also in a state dir made by an older fresh-ls); one the user edited
+    is kept as it is."""
+    try:
+        fd = os.open(state_dir / GITIGNORE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(GITIGNORE_TEXT)
 
 
 class AlreadyRunning(RuntimeError):
