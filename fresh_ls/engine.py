@@ -13,7 +13,6 @@ import contextlib
 import functools
 import time
 import uuid
-from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,17 +28,16 @@ from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
 from fresh_ls.errors import FileUnreadable, OutsideRoot, UnknownId
+from fresh_ls.plans import Plans
 from fresh_ls.store import ViewStore
 
-#: Plans kept per session at least, and how long each is kept at least (the contract's floor).
-PLANS_KEPT = 16
-PLAN_TTL_S = 30 * 60
 #: How long a ``fresh/didWrite`` or an editor save claims the next change of its file.
 CLAIM_WINDOW_S = 10.0
 #: How many recent changes are remembered per file for ``changedBy``.
 CHANGES_KEPT = 32
 
 Notify = Callable[[dict[str, Any]], None]
+Clock = Callable[[], float]
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -69,17 +67,6 @@ class Change:
 
 
 @dataclass(slots=True)
-class Plan:
-    plan_id: str
-    session: str
-    created: float
-    entries: list[tuple[str, int, int, str]]  # path, first, last, sha256
-    #: Views the plan left in place (no marker): the request carries them as the tools
-    #: returned them, so commit fails if they are no longer fresh (contract v1.1).
-    kept: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
 class _Claim:
     who: str
     at: float
@@ -90,9 +77,11 @@ class Engine:
     root: Path
     state_dir: Path
     store: ViewStore
+    #: The only source of time: change and claim times, plan ages, ``observed_at``.
+    clock: Clock = time.time
     sources: SourceTable = field(init=False)
+    plans: Plans = field(init=False)
     views: dict[str, dict[str, View]] = field(default_factory=dict)
-    plans: OrderedDict[str, Plan] = field(default_factory=OrderedDict)
     watching: bool = False
     listeners: list[Notify] = field(default_factory=list)
     #: Whole projections and per-file pieces by content hash (see ``proj.ProjectionCache``).
@@ -100,6 +89,7 @@ class Engine:
 
     def __post_init__(self) -> None:
         self.sources = SourceTable(self.root)
+        self.plans = Plans(self.clock)
         self._seq = 0
         self._assessed: dict[tuple[str, str], tuple[str, int, ViewAssessment]] = {}
         self._last_status: dict[tuple[str, str], str] = {}
@@ -108,14 +98,13 @@ class Engine:
         self._buffers: dict[tuple[str, str], str] = {}
         self._known_sha: dict[str, str | None] = {}
         self._snapshot: dict[str, tuple[Source | None, str | None]] | None = None
-        self._plans_by_session: dict[str, deque[str]] = {}
 
     # -- lifecycle ------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, root: Path, state_dir: Path) -> Engine:
+    async def open(cls, root: Path, state_dir: Path, clock: Clock = time.time) -> Engine:
         store = await ViewStore.open(state_dir / "views.sqlite3")
-        engine = cls(root=root, state_dir=state_dir, store=store)
+        engine = cls(root=root, state_dir=state_dir, store=store, clock=clock)
         for view in await store.load_views():
             engine.views.setdefault(view.session, {})[view.view_id] = view
             engine._seq = max(engine._seq, view.seq)
@@ -178,7 +167,7 @@ class Engine:
             self._snapshot = None
 
     def _record_change(self, rel: str, before: Source | None, after: Source | None) -> None:
-        now = time.time()
+        now = self.clock()
         claim = self._claims.pop(rel, None)
         who = claim.who if claim is not None and now - claim.at <= CLAIM_WINDOW_S else "outside"
         first, last = changed_lines(before, after)
@@ -190,7 +179,7 @@ class Engine:
         """``who`` wrote ``rel``: attribute the change to them, whether the watcher saw it
         first (then it is the last change, recorded as ``outside``) or not (then it is
         the next change, recorded when the disk is read right here)."""
-        now = time.time()
+        now = self.clock()
         self._claims[rel] = _Claim(who, now)
         self._current_or_none(rel)  # an unseen change is recorded now, with the claim
         if rel not in self._claims:
@@ -284,7 +273,7 @@ class Engine:
             observed_text="".join(observed),
             observed_sha256=sha256_text("".join(observed)),
             units=units,
-            observed_at=time.time(),
+            observed_at=self.clock(),
         )
         await self.store.put_view(view)
         self.views.setdefault(session, {})[view.view_id] = view
@@ -326,14 +315,11 @@ class Engine:
         projection = self.projections.plan(
             session, assessments, sources, budget_bytes, policy, dirty, view_ids
         )
-        plan = Plan(
-            plan_id=f"p-{uuid.uuid4().hex[:12]}",
-            session=session,
-            created=time.time(),
+        plan = self.plans.keep(
+            session,
             entries=[(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
             kept=_left_in_place(views, projection),
         )
-        self._keep_plan(plan)
         return plan.plan_id, projection
 
     @_in_one_moment
@@ -357,26 +343,9 @@ class Engine:
         """``project`` as the JSON text the server sends (see ``wire.Encoded``)."""
         return wire.project_json(*self._project(session, budget_bytes, policy, view_ids))
 
-    def _keep_plan(self, plan: Plan) -> None:
-        """Keep every plan for 30 minutes, and the newest 16 of a session however old;
-        pruning looks only at the plan's own session, so it costs the same at any load."""
-        self.plans[plan.plan_id] = plan
-        mine = self._plans_by_session.setdefault(plan.session, deque())
-        mine.append(plan.plan_id)
-        now = time.time()
-        while len(mine) > PLANS_KEPT:
-            oldest = self.plans.get(mine[0])
-            if oldest is not None and now - oldest.created <= PLAN_TTL_S:
-                break
-            self.plans.pop(mine.popleft(), None)
-
     @_in_one_moment
     def commit(self, plan_id: str) -> dict[str, Any]:
-        plan = self.plans.get(plan_id)
-        if plan is None:
-            raise UnknownId(
-                f"planId: unknown or expired plan {plan_id!r}; call fresh/project again"
-            )
+        plan = self.plans.get(plan_id)  # UnknownId when unknown or expired
         changed: set[str] = set()
         for path, first, last, sha in plan.entries:
             source, _ = self._current_or_none(path)
