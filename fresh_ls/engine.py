@@ -1,10 +1,12 @@
 """The engine: one per root, shared by every connection.
 
-It owns the current sources (checked against the disk on every request), the views of
-every session (in memory, written through to the store before an ``observe`` is
-acknowledged), the plans that ``fresh/commit`` checks, the editor buffers that only set
-``editorDirty``, and who changed what. The rules themselves live in ``fresh_ls.core``; the
-engine only gathers their inputs and shapes their outputs for the wire (``fresh_ls.wire``).
+It owns the current sources (checked against the disk once per request: see
+``Engine._moment``), the views of every session (in memory, written through to the store
+before an ``observe`` is acknowledged) and the editor buffers that only set ``editorDirty``.
+It tells ``fresh_ls.attribution`` what each read showed changed and who claimed a write,
+and keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``. The rules themselves live
+in ``fresh_ls.core``; the engine only gathers their inputs and shapes their outputs for the
+wire (``fresh_ls.wire``). Time comes from the injected ``clock`` only.
 """
 
 from __future__ import annotations
@@ -13,34 +15,35 @@ import contextlib
 import functools
 import time
 import uuid
-from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from fresh_ls import __version__, wire
+from fresh_ls.attribution import Attribution
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
-from fresh_ls.core.model import LineRange, UnitAssessment, View, ViewAssessment
+from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
-from fresh_ls.core.ranges import changed_lines, observed_lines, observed_range
+from fresh_ls.core.ranges import observed_lines, observed_range
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
 from fresh_ls.errors import FileUnreadable, OutsideRoot, UnknownId
+from fresh_ls.plans import Plans
 from fresh_ls.statedir import DATABASE_FILE
 from fresh_ls.store import ViewStore
 
-#: Plans kept per session at least, and how long each is kept at least (the contract's floor).
-PLANS_KEPT = 16
-PLAN_TTL_S = 30 * 60
-#: How long a ``fresh/didWrite`` or an editor save claims the next change of its file.
-CLAIM_WINDOW_S = 10.0
-#: How many recent changes are remembered per file for ``changedBy``.
-CHANGES_KEPT = 32
-
 Notify = Callable[[dict[str, Any]], None]
+Clock = Callable[[], float]
+#: What one read of a file gave: its source, or why it cannot serve as one.
+Found = tuple[Source | None, SourceError | None]
+#: A change one read showed: the version read before it (None: none, or the file could
+#: not be read) and the version now (None: missing or unreadable).
+Seen = tuple[Source | None, Source | None]
+#: ``_known_sha`` of a path never read (no hash equals it): its first read is no change.
+_NEVER_READ = "never read"
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -59,31 +62,11 @@ def _in_one_moment(
 
 
 @dataclass(slots=True)
-class Change:
-    """A change the engine saw: who made it and which lines (in the new text) it touched."""
+class _Moment:
+    """One request's view of the disk: when it began, and what each file read gave."""
 
-    who: str  # "session:<id>" | "editor" | "outside"
     at: float
-    first: int
-    last: int
-    sha_after: str | None
-
-
-@dataclass(slots=True)
-class Plan:
-    plan_id: str
-    session: str
-    created: float
-    entries: list[tuple[str, int, int, str]]  # path, first, last, sha256
-    #: Views the plan left in place (no marker): the request carries them as the tools
-    #: returned them, so commit fails if they are no longer fresh (contract v1.1).
-    kept: list[str] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class _Claim:
-    who: str
-    at: float
+    found: dict[str, Found] = field(default_factory=dict)
 
 
 @dataclass
@@ -91,9 +74,12 @@ class Engine:
     root: Path
     state_dir: Path
     store: ViewStore
+    #: The only source of time: change and claim times, plan ages, ``observed_at``.
+    clock: Clock = time.time
     sources: SourceTable = field(init=False)
+    attribution: Attribution = field(init=False)
+    plans: Plans = field(init=False)
     views: dict[str, dict[str, View]] = field(default_factory=dict)
-    plans: OrderedDict[str, Plan] = field(default_factory=OrderedDict)
     watching: bool = False
     listeners: list[Notify] = field(default_factory=list)
     #: Whole projections and per-file pieces by content hash (see ``proj.ProjectionCache``).
@@ -101,22 +87,23 @@ class Engine:
 
     def __post_init__(self) -> None:
         self.sources = SourceTable(self.root)
+        self.attribution = Attribution()
+        self.plans = Plans(self.clock)
         self._seq = 0
         self._assessed: dict[tuple[str, str], tuple[str, int, ViewAssessment]] = {}
         self._last_status: dict[tuple[str, str], str] = {}
-        self._changes: dict[str, list[Change]] = {}
-        self._claims: dict[str, _Claim] = {}
         self._buffers: dict[tuple[str, str], str] = {}
+        #: The hash of each file's last read (None: it could not be read); a path absent
+        #: here was never read, and its first read is no change.
         self._known_sha: dict[str, str | None] = {}
-        self._snapshot: dict[str, tuple[Source | None, str | None]] | None = None
-        self._plans_by_session: dict[str, deque[str]] = {}
+        self._now: _Moment | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, root: Path, state_dir: Path) -> Engine:
+    async def open(cls, root: Path, state_dir: Path, clock: Clock = time.time) -> Engine:
         store = await ViewStore.open(state_dir / DATABASE_FILE)
-        engine = cls(root=root, state_dir=state_dir, store=store)
+        engine = cls(root=root, state_dir=state_dir, store=store, clock=clock)
         for view in await store.load_views():
             engine.views.setdefault(view.session, {})[view.view_id] = view
             engine._seq = max(engine._seq, view.seq)
@@ -138,74 +125,75 @@ class Engine:
         return rel
 
     def current(self, rel: str) -> Source:
-        """The file as the disk holds it now; records who changed it when it changed."""
-        before = self.sources.peek(rel)
-        try:
-            source = self.sources.get(rel)
-        except SourceError:
-            if self._known_sha.get(rel) is not None:
-                self._record_change(rel, None, None)
-            self._known_sha[rel] = None
-            raise
-        known = self._known_sha.get(rel, source.sha256)
-        if known != source.sha256:
-            self._record_change(rel, before, source)
-        self._known_sha[rel] = source.sha256
+        """The file as the disk holds it at this moment, or SourceError."""
+        source, error = self._read(rel)
+        if source is None:
+            assert error is not None
+            raise error
         return source
 
     def _current_or_none(self, rel: str) -> tuple[Source | None, str | None]:
-        snapshot = self._snapshot
-        if snapshot is not None and rel in snapshot:
-            return snapshot[rel]
-        try:
-            found: tuple[Source | None, str | None] = (self.current(rel), None)
-        except SourceError as exc:
-            found = (None, exc.reason)
-        if snapshot is not None:
-            snapshot[rel] = found
-        return found
+        source, error = self._read(rel)
+        return source, error.reason if error is not None else None
 
     @contextlib.contextmanager
-    def _moment(self) -> Iterator[None]:
+    def _moment(self) -> Iterator[_Moment]:
         """Within one request every file is checked against the disk once, not once per
-        view of it: 500 views of 100 files cost 100 stats, and one answer sees one disk."""
-        if self._snapshot is not None:
-            yield
-            return
-        self._snapshot = {}
-        try:
-            yield
-        finally:
-            self._snapshot = None
+        view of it: 500 views of 100 files cost 100 stats, and one answer sees one disk.
 
-    def _record_change(self, rel: str, before: Source | None, after: Source | None) -> None:
-        now = time.time()
-        claim = self._claims.pop(rel, None)
-        who = claim.who if claim is not None and now - claim.at <= CLAIM_WINDOW_S else "outside"
-        first, last = changed_lines(before, after)
-        changes = self._changes.setdefault(rel, [])
-        changes.append(Change(who, now, first, last, after.sha256 if after else None))
-        del changes[:-CHANGES_KEPT]
+        A file that changes after the request read it is seen (and its change told to
+        attribution) by the next request, however often this one looks at it again. A
+        request that awaits (``observe`` awaits the store) is two moments, one on each side.
+        Moments nest: an inner one is the outer one."""
+        if self._now is not None:
+            yield self._now
+            return
+        self._now = _Moment(at=self.clock())
+        try:
+            yield self._now
+        finally:
+            self._now = None
+
+    def _read(self, rel: str) -> Found:
+        """What the disk holds for ``rel`` at this moment; the first read of the moment
+        tells attribution the change it showed, if any."""
+        with self._moment() as moment:
+            found, seen = self._read_once(moment, rel)
+            if seen is not None:
+                self.attribution.saw_change(rel, *seen, moment.at, self._seq)
+            return found
+
+    def _read_once(self, moment: _Moment, rel: str) -> tuple[Found, Seen | None]:
+        """The moment's read of ``rel`` (the disk is read on the first call only) and the
+        change that first read showed against the read before it (None: no change, or not
+        the first call). Nothing is told to anyone: the caller does that."""
+        found = moment.found.get(rel)
+        if found is not None:
+            return found, None
+        before = self.sources.peek(rel)
+        known = self._known_sha.get(rel, _NEVER_READ)
+        try:
+            after = self.sources.get(rel)
+        except SourceError as exc:
+            self._known_sha[rel] = None
+            moment.found[rel] = (None, exc)
+            gone = known is not None and known is not _NEVER_READ
+            return moment.found[rel], ((None, None) if gone else None)
+        self._known_sha[rel] = after.sha256
+        moment.found[rel] = (after, None)
+        changed = known is not _NEVER_READ and known != after.sha256
+        return moment.found[rel], ((before, after) if changed else None)
 
     def claim(self, rel: str, who: str) -> None:
-        """``who`` wrote ``rel``: attribute the change to them, whether the watcher saw it
-        first (then it is the last change, recorded as ``outside``) or not (then it is
-        the next change, recorded when the disk is read right here)."""
-        now = time.time()
-        self._claims[rel] = _Claim(who, now)
-        self._current_or_none(rel)  # an unseen change is recorded now, with the claim
-        if rel not in self._claims:
-            return
-        changes = self._changes.get(rel)
-        last = changes[-1] if changes else None
-        if (
-            last is not None
-            and last.who == "outside"
-            and now - last.at <= CLAIM_WINDOW_S
-            and last.sha_after == self._known_sha.get(rel)
-        ):
-            last.who = who
-            del self._claims[rel]
+        """``who`` wrote ``rel``: the change this read shows is theirs; when it shows none,
+        attribution decides between the last change (the watcher saw the write first) and
+        the next one (see ``Attribution.claim``)."""
+        with self._moment() as moment:
+            _, seen = self._read_once(moment, rel)
+            if seen is not None:
+                self.attribution.saw_change(rel, *seen, moment.at, self._seq, by=who)
+            else:
+                self.attribution.claim(rel, who, moment.at)
 
     # -- assessment -----------------------------------------------------------------------
 
@@ -241,15 +229,7 @@ class Engine:
         return any(t != disk for t in texts)
 
     def changed_by(self, session: str, view: View, ua: UnitAssessment) -> str | None:
-        changes = [c for c in self._changes.get(view.path, []) if c.at >= view.observed_at]
-        if not changes:
-            return None
-        at = ua.current or LineRange(ua.unit.obs_first, ua.unit.obs_last)
-        overlapping = [c for c in changes if c.first <= at.last + 1 and at.first <= c.last + 1]
-        change = (overlapping or changes)[-1]
-        if change.who == f"session:{session}":
-            return "self"
-        return change.who
+        return self.attribution.changed_by(session, view, ua)
 
     # -- requests -------------------------------------------------------------------------
 
@@ -285,7 +265,7 @@ class Engine:
             observed_text="".join(observed),
             observed_sha256=sha256_text("".join(observed)),
             units=units,
-            observed_at=time.time(),
+            observed_at=self.clock(),
         )
         await self.store.put_view(view)
         self.views.setdefault(session, {})[view.view_id] = view
@@ -327,14 +307,11 @@ class Engine:
         projection = self.projections.plan(
             session, assessments, sources, budget_bytes, policy, dirty, view_ids
         )
-        plan = Plan(
-            plan_id=f"p-{uuid.uuid4().hex[:12]}",
-            session=session,
-            created=time.time(),
+        plan = self.plans.keep(
+            session,
             entries=[(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
             kept=_left_in_place(views, projection),
         )
-        self._keep_plan(plan)
         return plan.plan_id, projection
 
     @_in_one_moment
@@ -358,26 +335,9 @@ class Engine:
         """``project`` as the JSON text the server sends (see ``wire.Encoded``)."""
         return wire.project_json(*self._project(session, budget_bytes, policy, view_ids))
 
-    def _keep_plan(self, plan: Plan) -> None:
-        """Keep every plan for 30 minutes, and the newest 16 of a session however old;
-        pruning looks only at the plan's own session, so it costs the same at any load."""
-        self.plans[plan.plan_id] = plan
-        mine = self._plans_by_session.setdefault(plan.session, deque())
-        mine.append(plan.plan_id)
-        now = time.time()
-        while len(mine) > PLANS_KEPT:
-            oldest = self.plans.get(mine[0])
-            if oldest is not None and now - oldest.created <= PLAN_TTL_S:
-                break
-            self.plans.pop(mine.popleft(), None)
-
     @_in_one_moment
     def commit(self, plan_id: str) -> dict[str, Any]:
-        plan = self.plans.get(plan_id)
-        if plan is None:
-            raise UnknownId(
-                f"planId: unknown or expired plan {plan_id!r}; call fresh/project again"
-            )
+        plan = self.plans.get(plan_id)  # UnknownId when unknown or expired
         changed: set[str] = set()
         for path, first, last, sha in plan.entries:
             source, _ = self._current_or_none(path)
@@ -445,6 +405,7 @@ class Engine:
 
     # -- notifications in -----------------------------------------------------------------
 
+    @_in_one_moment
     def did_write(self, session: str | None, path: str) -> None:
         rel = self.resolve(path)
         if session:
@@ -463,6 +424,7 @@ class Engine:
         self.sources.index.definitions(rel, data, sha256_text(text))
         self.sync([rel])
 
+    @_in_one_moment
     def editor_saved(self, conn: str, path: str) -> None:
         try:
             rel = self.resolve(path)

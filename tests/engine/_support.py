@@ -1,0 +1,47 @@
+"""Small helpers shared by the engine tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fresh_ls.engine import Engine
+
+
+class FakeClock:
+    """Time stands still until the test moves it."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+#: Two functions: ``one`` is lines 1-2, ``two`` is lines 5-6.
+MOD = "def one():\n    return 1\n\n\ndef two():\n    return 2\n"
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    """Change the file on disk (the engine sees it at its next read: the file is too
+    recent for its stat to be trusted, so it is re-hashed)."""
+    text = path.read_text("utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), "utf-8")
+
+
+def unit(engine: Engine, session: str, view_id: str) -> dict[str, Any]:
+    """The single unit of a view, as ``stale`` answers it."""
+    (view,) = engine.stale(session, [view_id])["views"]
+    (only,) = view["units"]
+    return dict(only)
+
+
+def changed_by(engine: Engine, session: str, view_id: str) -> str | None:
+    found = unit(engine, session, view_id)
+    assert found["status"] != "fresh", found
+    by: str | None = found["changedBy"]
+    return by
