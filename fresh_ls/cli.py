@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
 # tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
 # (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
-BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo"})
+BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo", "proxy"})
 
 
 def _root(value: str) -> Path:
@@ -108,6 +108,25 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the scratch workspace")
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(func=cmd_demo)
+
+    proxy = sub.add_parser(
+        "proxy",
+        help="an HTTP proxy between a coding agent and its model that keeps stale code out "
+        "of every request (docs/harnesses.md)",
+    )
+    proxy.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    proxy.add_argument("--upstream", required=True, metavar="URL", help="the model's base URL")
+    proxy.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
+    proxy.add_argument("--state-dir", default=None)
+    proxy.add_argument(
+        "--fail-open",
+        action="store_true",
+        help="when a request cannot be made current, send the original (warning on stderr) "
+        "instead of answering an error",
+    )
+    proxy.add_argument("--policy", choices=("stale", "all"), default=None)
+    proxy.add_argument("--budget-bytes", type=int, default=None)
+    proxy.set_defaults(func=cmd_proxy)
 
     if command in BUILTIN_COMMANDS:
         return parser
@@ -241,6 +260,28 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from fresh_ls.demo import run_demo
 
     return run_demo(keep=args.keep, as_json=args.json)
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    import asyncio  # aiohttp is imported by the proxy only: `status` stays cold-start cheap
+
+    from fresh_ls.proxy.serve import serve_proxy
+
+    root: Path = args.root or _root(".")
+    try:
+        return asyncio.run(
+            serve_proxy(
+                root,
+                args.upstream,
+                port=args.port,
+                state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
+                fail_open=args.fail_open,
+                policy=args.policy,
+                budget_bytes=args.budget_bytes,
+            )
+        )
+    except KeyboardInterrupt:
+        return 0
 
 
 def _command_of(argv: list[str]) -> str | None:
