@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak
+.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,23 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m fresh_ls demo
 
-## make test: create the virtualenv with dev deps, build the extension, run every test.
-test: $(STAMP) lint typecheck ext unit
+## make agents: the real agent CLIs the proxy's end-to-end tests run (tests/proxy/test_agents_e2e.py),
+## pinned, installed once under .cache/agents (gitignored); a second run installs nothing.
+AGENTS              := .cache/agents
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE_STAMP   := $(AGENTS)/claude-code/.installed-$(CLAUDE_CODE_VERSION)
+
+$(CLAUDE_CODE_STAMP):
+	rm -rf $(AGENTS)/claude-code && mkdir -p $(AGENTS)/claude-code
+	cd $(AGENTS)/claude-code && echo '{"private": true}' > package.json && \
+	  npm install --no-audit --no-fund --save-exact @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	touch $@
+
+agents: $(CLAUDE_CODE_STAMP)
+
+## make test: create the virtualenv with dev deps, build the extension, install the agent CLIs,
+## run every test.
+test: $(STAMP) lint typecheck ext agents unit
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

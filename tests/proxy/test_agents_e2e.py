@@ -1,0 +1,252 @@
+"""The real Claude Code, through `fresh-ls proxy`, against the scripted model server.
+
+The script reads ``calc.py``; once that read has reached the model, the file changes outside
+the agent (another process: a formatter adds a header comment and a human changes a value);
+the model then reads another file, re-reads ``calc.py`` (Claude Code refuses an Edit of a file
+that changed after its Read) and edits it. On what the model server received:
+
+- no Read result shows code that differs from the disk at that moment, unless it was
+  replaced by a marker;
+- the request after the change carries the current code of what changed;
+- the marker names the view (the tool call's id) and the path;
+- the agent finished: exit 0, its Edit applied, the file edited on disk.
+
+The control runs the same script straight at the model server and shows the stale read
+reaching the model.
+
+The agent CLI comes from ``make agents`` (pinned, cached under ``.cache/agents``); without it
+these tests skip and say so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.proxy.scripted_model import Record, Reply
+
+REPO = Path(__file__).resolve().parents[2]
+CLAUDE = Path(
+    os.environ.get("FRESH_LS_CLAUDE", REPO / ".cache/agents/claude-code/node_modules/.bin/claude")
+)
+
+CALC = (
+    "RATE = 10\n\n\ndef total(quantity):\n    return quantity * RATE\n\n\n"
+    "def tax(amount):\n    return amount // 5\n"
+)
+# What the outside change leaves: a header line on top (every line moves) and a new value.
+CALC_CHANGED = "# formatted\n" + CALC.replace(
+    "return quantity * RATE", "return quantity * RATE * 2"
+)
+NOTES = "Totals are computed in calc.py.\n"
+
+needs_claude = pytest.mark.skipif(
+    not CLAUDE.exists(),
+    reason=f"Claude Code is not installed at {CLAUDE}: run `make agents` (the e2e tests need "
+    "the real agent CLI)",
+)
+
+_NUMBERED = re.compile(r"^ *(\d+)\t(.*)$")
+
+
+def _shown_lines(result: str) -> dict[int, str]:
+    """The numbered lines a Read result shows (an independent reading of Claude Code's
+    ``N\\tline`` format)."""
+    shown: dict[int, str] = {}
+    for line in result.split("\n"):
+        match = _NUMBERED.match(line)
+        if match:
+            shown[int(match.group(1))] = match.group(2)
+        elif shown:
+            break
+    return shown
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    content = block.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return str(content or "")
+
+
+def read_results(record: Record) -> list[tuple[str, str, str]]:
+    """(tool_use id, file path, result text) of every Read result in a request."""
+    reads: dict[str, str] = {}
+    found = []
+    for message in record.body.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use" and block.get("name") == "Read":
+                reads[block["id"]] = block["input"]["file_path"]
+            elif block.get("type") == "tool_result" and block.get("tool_use_id") in reads:
+                found.append(
+                    (block["tool_use_id"], reads[block["tool_use_id"]], _result_text(block))
+                )
+    return found
+
+
+def stale_results(record: Record, root: Path) -> list[str]:
+    """Every Read result in the request whose lines differ from the disk on arrival."""
+    problems = []
+    for call_id, path, text in read_results(record):
+        if text.startswith("[fresh-ls]"):
+            continue  # a marker: no code shown
+        rel = Path(path).resolve().relative_to(root).as_posix()
+        disk = record.files.get(rel, "").split("\n")
+        for number, line in _shown_lines(text).items():
+            if number <= len(disk) and disk[number - 1] != line:
+                problems.append(
+                    f"{call_id} {rel} line {number}: shows {line!r}, disk {disk[number - 1]!r}"
+                )
+                break
+    return problems
+
+
+def _script(root: Path) -> list[Any]:
+    calc = str(root / "calc.py")
+
+    def change_outside() -> None:
+        (root / "calc.py").write_text(CALC_CHANGED)
+
+    return [
+        Reply(tool="Read", input={"file_path": calc}),
+        # the first read has reached the model; now the file changes outside the agent
+        Reply(tool="Read", input={"file_path": str(root / "notes.md")}, after=change_outside),
+        Reply(tool="Read", input={"file_path": calc}),
+        Reply(
+            tool="Edit",
+            input={
+                "file_path": calc,
+                "old_string": "return amount // 5",
+                "new_string": "return amount // 4",
+                "replace_all": False,
+            },
+        ),
+        Reply(text="Done: tax now divides by 4."),
+    ]
+
+
+def _run_claude(root: Path, home: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    home.mkdir(exist_ok=True)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-test-not-a-real-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "IS_SANDBOX": "1",
+    }
+    return subprocess.run(
+        [
+            str(CLAUDE),
+            "-p",
+            "Make tax() divide by 4.",
+            "--output-format",
+            "json",
+            "--allowedTools",
+            "Read,Edit,Write",
+            "--model",
+            "claude-sonnet-4-5",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def _setup(workspace: Path) -> None:
+    (workspace / "calc.py").write_text(CALC)
+    (workspace / "notes.md").write_text(NOTES)
+
+
+def _finished(run: subprocess.CompletedProcess[str], model: Any, root: Path) -> None:
+    assert run.returncode == 0, run.stderr
+    outcome = json.loads(run.stdout)
+    assert outcome.get("is_error") is False, outcome
+    assert (root / "calc.py").read_text() == CALC_CHANGED.replace("// 5", "// 4")
+    last = model.model_requests[-1]
+    edits = [
+        b
+        for m in last.body["messages"]
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+        if b.get("type") == "tool_result" and b.get("is_error")
+    ]
+    assert edits == [], edits  # the Edit (and every other tool call) succeeded
+
+
+@needs_claude
+def test_claude_code_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
+    _setup(workspace)
+    model = start_model(_script(workspace))
+    proxy = start_proxy(workspace, model.url)
+    run = _run_claude(workspace, workspace.parent / "home", proxy.url)
+    stderr = proxy.stop()
+    _finished(run, model, workspace)
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    assert [r.turn for r in scripted] == [0, 1, 2, 3, 4]
+    for record in scripted:
+        assert stale_results(record, workspace) == [], f"turn {record.turn}"
+    # the request after the change: the first read is a marker naming the view and the path,
+    # and the current code of what changed is in the request
+    after = scripted[2]
+    (first_id, _, marker), *_ = read_results(after)
+    assert marker.startswith("[fresh-ls]") and first_id in marker and "calc.py" in marker
+    sent = json.dumps(after.body)
+    assert "return quantity * RATE * 2" in sent
+    assert "sk-test-not-a-real-key" not in stderr
+    # the session came from Claude Code's own header
+    header = scripted[0].headers.get("X-Claude-Code-Session-Id")
+    assert header
+
+
+@needs_claude
+def test_claude_code_control_without_the_proxy(workspace: Path, start_model) -> None:
+    """The same script straight at the model: the stale read reaches it."""
+    _setup(workspace)
+    model = start_model(_script(workspace))
+    run = _run_claude(workspace, workspace.parent / "home", model.url)
+    _finished(run, model, workspace)
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    stale = stale_results(scripted[2], workspace)
+    assert stale and "calc.py" in stale[0], stale
+
+
+def test_stale_results_reads_the_listing(tmp_path: Path) -> None:
+    """The check itself: a listing that differs from the snapshot is found; a marker is not."""
+    root = tmp_path
+    body = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Read",
+                        "input": {"file_path": str(root / "a.py")},
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": "1\tx = 1\n2\ty = 2"}
+                ],
+            },
+        ]
+    }
+    record = Record("POST", "/v1/messages", "", {}, body, {"a.py": "x = 1\ny = 3\n"})
+    assert stale_results(record, root) == ["t1 a.py line 2: shows 'y = 2', disk 'y = 3'"]
+    body["messages"][1]["content"][0]["content"] = "[fresh-ls] t1 showed a.py lines 1-2; ..."
+    assert stale_results(record, root) == []
