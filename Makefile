@@ -21,14 +21,31 @@ demo: $(STAMP)
 AGENTS              := .cache/agents
 CLAUDE_CODE_VERSION := 2.1.332
 CLAUDE_CODE_STAMP   := $(AGENTS)/claude-code/.installed-$(CLAUDE_CODE_VERSION)
+CODEX_VERSION       := 0.171.0
+CODEX_STAMP         := $(AGENTS)/codex/.installed-$(CODEX_VERSION)
+PI_VERSION          := 0.73.1
+PI_STAMP            := $(AGENTS)/pi/.installed-$(PI_VERSION)
+
+# $(call npm_agent,DIR,PACKAGE@VERSION): a private npm prefix holding one pinned package.
+define npm_agent
+	rm -rf $(AGENTS)/$(1) && mkdir -p $(AGENTS)/$(1)
+	cd $(AGENTS)/$(1) && echo '{"private": true}' > package.json && \
+	  npm install --no-audit --no-fund --save-exact $(2)
+endef
 
 $(CLAUDE_CODE_STAMP):
-	rm -rf $(AGENTS)/claude-code && mkdir -p $(AGENTS)/claude-code
-	cd $(AGENTS)/claude-code && echo '{"private": true}' > package.json && \
-	  npm install --no-audit --no-fund --save-exact @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	$(call npm_agent,claude-code,@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION))
 	touch $@
 
-agents: $(CLAUDE_CODE_STAMP)
+$(CODEX_STAMP):
+	$(call npm_agent,codex,@openai/codex@$(CODEX_VERSION))
+	touch $@
+
+$(PI_STAMP):
+	$(call npm_agent,pi,@mariozechner/pi-coding-agent@$(PI_VERSION))
+	touch $@
+
+agents: $(CLAUDE_CODE_STAMP) $(CODEX_STAMP) $(PI_STAMP)
 
 ## make test: create the virtualenv with dev deps, build the extension, install the agent CLIs,
 ## run every test.

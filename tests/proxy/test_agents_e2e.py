@@ -250,3 +250,140 @@ def test_stale_results_reads_the_listing(tmp_path: Path) -> None:
     assert stale_results(record, root) == ["t1 a.py line 2: shows 'y = 2', disk 'y = 3'"]
     body["messages"][1]["content"][0]["content"] = "[fresh-ls] t1 showed a.py lines 1-2; ..."
     assert stale_results(record, root) == []
+
+
+# -- Codex CLI -------------------------------------------------------------------------------
+
+CODEX = Path(os.environ.get("FRESH_LS_CODEX", REPO / ".cache/agents/codex/node_modules/.bin/codex"))
+needs_codex = pytest.mark.skipif(
+    not CODEX.exists(),
+    reason=f"Codex CLI is not installed at {CODEX}: run `make agents` (the e2e tests need "
+    "the real agent CLI)",
+)
+_CAT_N_CMD = re.compile(r"^cat -n (\S+)$")
+
+
+def codex_listings(record: Record) -> list[tuple[str, str, str]]:
+    """(call id, file, the command's output) of every ``cat -n FILE`` result in a
+    Responses request; a marker stands as it is."""
+    reads: dict[str, str] = {}
+    found = []
+    for item in record.body.get("input", []):
+        if item.get("type") == "function_call" and item.get("name") == "exec_command":
+            match = _CAT_N_CMD.match(json.loads(item["arguments"]).get("cmd", ""))
+            if match:
+                reads[item["call_id"]] = match.group(1)
+        elif item.get("type") == "function_call_output" and item.get("call_id") in reads:
+            output = item["output"]
+            if isinstance(output, list):
+                output = "".join(p.get("text", "") for p in output)
+            body = output.split("Output:\n", 1)[1] if "Output:\n" in output else output
+            found.append((item["call_id"], reads[item["call_id"]], body))
+    return found
+
+
+def codex_stale(record: Record) -> list[str]:
+    problems = []
+    for call_id, rel, text in codex_listings(record):
+        if text.startswith("[fresh-ls]"):
+            continue
+        disk = record.files.get(rel, "").split("\n")
+        for number, line in _shown_lines(text).items():
+            if number <= len(disk) and disk[number - 1] != line:
+                problems.append(f"{call_id} {rel} line {number}: shows {line!r}")
+                break
+    return problems
+
+
+PATCH = (
+    "apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: calc.py\n@@ def tax(amount):\n"
+    "-    return amount // 5\n+    return amount // 4\n*** End Patch\nPATCH"
+)
+
+
+def _codex_script(root: Path) -> list[Any]:
+    def change_outside() -> None:
+        (root / "calc.py").write_text(CALC_CHANGED)
+
+    return [
+        Reply(tool="exec_command", input={"cmd": "cat -n calc.py"}),
+        Reply(tool="exec_command", input={"cmd": "cat -n notes.md"}, after=change_outside),
+        Reply(tool="exec_command", input={"cmd": PATCH}),
+        Reply(text="Done: tax now divides by 4."),
+    ]
+
+
+def _run_codex(root: Path, home: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        'model = "fake-model"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n'
+        f'[model_providers.fake]\nname = "fake"\nbase_url = "{base_url}/v1"\n'
+        'env_key = "FAKE_API_KEY"\nwire_api = "responses"\n[analytics]\nenabled = false\n'
+    )
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "FAKE_API_KEY": "sk-test-not-a-real-key",
+    }
+    return subprocess.run(
+        [
+            str(CODEX),
+            "exec",
+            "--skip-git-repo-check",
+            "--json",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--disable",
+            "plugins",
+            "--disable",
+            "remote_plugin",
+            "--disable",
+            "apps",
+            "Make tax() divide by 4.",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _codex_finished(run: subprocess.CompletedProcess[str], root: Path) -> None:
+    assert run.returncode == 0, run.stderr
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    assert any(e.get("type") == "turn.completed" for e in events), run.stdout
+    assert (root / "calc.py").read_text() == CALC_CHANGED.replace("// 5", "// 4")
+
+
+@needs_codex
+def test_codex_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
+    _setup(workspace)
+    model = start_model(_codex_script(workspace))
+    proxy = start_proxy(workspace, model.url)
+    run = _run_codex(workspace, workspace.parent / "home", proxy.url)
+    stderr = proxy.stop()
+    _codex_finished(run, workspace)
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    assert [r.turn for r in scripted] == [0, 1, 2, 3]
+    for record in scripted:
+        assert codex_stale(record) == [], f"turn {record.turn}"
+    after = scripted[2]
+    (first_id, _, marker), *_ = codex_listings(after)
+    assert marker.startswith("[fresh-ls]") and first_id in marker and "calc.py" in marker
+    assert "return quantity * RATE * 2" in json.dumps(after.body["input"][-1])
+    assert "sk-test-not-a-real-key" not in stderr
+    assert scripted[0].headers.get("session-id")
+
+
+@needs_codex
+def test_codex_control_without_the_proxy(workspace: Path, start_model) -> None:
+    _setup(workspace)
+    model = start_model(_codex_script(workspace))
+    run = _run_codex(workspace, workspace.parent / "home", model.url)
+    _codex_finished(run, workspace)
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    stale = codex_stale(scripted[2])
+    assert stale and "calc.py" in stale[0], stale
