@@ -387,3 +387,128 @@ def test_codex_control_without_the_proxy(workspace: Path, start_model) -> None:
     scripted = [r for r in model.model_requests if r.turn is not None]
     stale = codex_stale(scripted[2])
     assert stale and "calc.py" in stale[0], stale
+
+
+# -- Pi --------------------------------------------------------------------------------------
+
+PI = Path(os.environ.get("FRESH_LS_PI", REPO / ".cache/agents/pi/node_modules/.bin/pi"))
+needs_pi = pytest.mark.skipif(
+    not PI.exists(),
+    reason=f"Pi is not installed at {PI}: run `make agents` (the e2e tests need the real "
+    "agent CLI)",
+)
+
+
+def pi_reads(record: Record) -> list[tuple[str, str, str]]:
+    """(call id, file, text) of every ``read`` result in a chat-completions request."""
+    reads: dict[str, str] = {}
+    found = []
+    for message in record.body.get("messages", []):
+        for call in message.get("tool_calls") or []:
+            if call["function"]["name"] == "read":
+                reads[call["id"]] = json.loads(call["function"]["arguments"])["path"]
+        if message.get("role") == "tool" and message.get("tool_call_id") in reads:
+            content = message["content"]
+            if isinstance(content, list):
+                content = "".join(p.get("text", "") for p in content)
+            found.append((message["tool_call_id"], reads[message["tool_call_id"]], content))
+    return found
+
+
+def pi_stale(record: Record) -> list[str]:
+    """Pi's read shows raw text: a whole-file read must be the file as the disk holds it."""
+    return [
+        f"{call_id} {rel}: shows {text[:40]!r}…"
+        for call_id, rel, text in pi_reads(record)
+        if not text.startswith("[fresh-ls]")
+        and text.rstrip("\n") != record.files.get(rel, "").rstrip("\n")
+    ]
+
+
+def _pi_script(root: Path) -> list[Any]:
+    def change_outside() -> None:
+        (root / "calc.py").write_text(CALC_CHANGED)
+
+    return [
+        Reply(tool="read", input={"path": "calc.py"}),
+        Reply(tool="read", input={"path": "notes.md"}, after=change_outside),
+        Reply(
+            tool="edit",
+            input={
+                "path": "calc.py",
+                "edits": [{"oldText": "return amount // 5", "newText": "return amount // 4"}],
+            },
+        ),
+        Reply(text="Done: tax now divides by 4."),
+    ]
+
+
+def _run_pi(root: Path, home: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    provider = {
+        "baseUrl": base_url + "/v1",
+        "api": "openai-completions",
+        "apiKey": "sk-test-not-a-real-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model"}],
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "PI_OFFLINE": "1"}
+    return subprocess.run(
+        [
+            str(PI),
+            "-p",
+            "--provider",
+            "fake",
+            "--model",
+            "fake-model",
+            "--mode",
+            "json",
+            "--no-session",
+            "Make tax() divide by 4.",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _pi_finished(run: subprocess.CompletedProcess[str], root: Path) -> None:
+    assert run.returncode == 0, run.stderr
+    assert '"isError":true' not in run.stdout, run.stdout[-2000:]
+    assert (root / "calc.py").read_text() == CALC_CHANGED.replace("// 5", "// 4")
+
+
+@needs_pi
+def test_pi_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
+    _setup(workspace)
+    model = start_model(_pi_script(workspace))
+    proxy = start_proxy(workspace, model.url)
+    run = _run_pi(workspace, workspace.parent / "home", proxy.url)
+    stderr = proxy.stop()
+    _pi_finished(run, workspace)
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    assert [r.turn for r in scripted] == [0, 1, 2, 3]
+    for record in scripted:
+        assert pi_stale(record) == [], f"turn {record.turn}"
+    after = scripted[2]
+    (first_id, _, marker), *_ = pi_reads(after)
+    assert marker.startswith("[fresh-ls]") and first_id in marker and "calc.py" in marker
+    last = after.body["messages"][-1]
+    assert last["role"] == "user" and "return quantity * RATE * 2" in last["content"]
+    assert "sk-test-not-a-real-key" not in stderr
+
+
+@needs_pi
+def test_pi_control_without_the_proxy(workspace: Path, start_model) -> None:
+    _setup(workspace)
+    model = start_model(_pi_script(workspace))
+    run = _run_pi(workspace, workspace.parent / "home", model.url)
+    _pi_finished(run, workspace)
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    stale = pi_stale(scripted[2])
+    assert stale and "calc.py" in stale[0], stale
