@@ -100,6 +100,7 @@ class Proxy:
         policy: str | None = None,
         budget_bytes: int | None = None,
         agent_cwd: str | None = None,
+        log_requests: str | os.PathLike[str] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         self._roots = [str(self.root)]
@@ -117,6 +118,8 @@ class Proxy:
         self.requests = 0
         self.rewritten = 0
         self._connecting = asyncio.Lock()
+        self.log_dir = Path(log_requests) if log_requests else None
+        self._logged = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -216,11 +219,34 @@ class Proxy:
                     raise CannotRewrite(f"fresh-ls answered an error: {exc}") from None
                 except RewriteError as exc:
                     raise CannotRewrite(str(exc)) from None
-        if out is None:
-            return raw
-        self.rewritten += 1
-        state.rewritten += 1
-        return json.dumps(out, ensure_ascii=False).encode("utf-8")
+        sent = raw if out is None else json.dumps(out, ensure_ascii=False).encode("utf-8")
+        if out is not None:
+            self.rewritten += 1
+            state.rewritten += 1
+        if self.log_dir is not None:
+            self._log(request, session, raw, sent)
+        return sent
+
+    def _log(self, request: web.Request, session: str, raw: bytes, sent: bytes) -> None:
+        """``--log-requests DIR``: the original and the sent body of one model request, and
+        its headers without credentials."""
+        self._logged += 1
+        assert self.log_dir is not None
+        self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        headers = {k: ("<removed>" if _secret(k) else v) for k, v in request.headers.items()}
+        entry = {
+            "method": request.method,
+            "path": request.raw_path,
+            "session": session,
+            "headers": headers,
+            "rewritten": sent is not raw,
+            "original": json.loads(raw),
+            "sent": json.loads(sent),
+        }
+        path = self.log_dir / f"{os.getpid()}-{self._logged:05d}.json"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(entry, handle, ensure_ascii=False)
 
     async def _register(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
@@ -314,6 +340,14 @@ class Proxy:
                     await response.write(chunk)
             await response.write_eof()
         return response
+
+
+def _secret(header: str) -> bool:
+    """A header that can carry a credential (never logged)."""
+    name = header.lower()
+    return name in ("authorization", "cookie", "proxy-authorization") or any(
+        word in name for word in ("key", "token", "secret", "auth")
+    )
 
 
 def error_response(shape: Shape | None, message: str, status: int = 503) -> web.Response:

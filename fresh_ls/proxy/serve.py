@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -54,23 +55,28 @@ async def running_proxy(
     fail_open: bool = False,
     policy: str | None = None,
     budget_bytes: int | None = None,
+    log_requests: Path | None = None,
+    connect: Any = None,
+    record_name: str = PROXY_FILE,
 ) -> AsyncIterator[tuple[Proxy, str]]:
-    """The proxy, listening on 127.0.0.1; yields it and its base URL."""
+    """The proxy, listening on 127.0.0.1; yields it and its base URL. ``connect``: how it
+    gets its fresh-ls client (default: the root's running server, else a new one)."""
     root = root.resolve()
     state = state_dir or statedir.default_state_dir(root)
     proxy = Proxy(
         root,
         upstream,
-        lambda: connect_server(root, state_dir),
+        connect or (lambda: connect_server(root, state_dir)),
         fail_open=fail_open,
         policy=policy,
         budget_bytes=budget_bytes,
+        log_requests=log_requests,
     )
     await proxy.start()
     runner = web.AppRunner(proxy.app(), access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, HOST, port)
-    record = state / PROXY_FILE
+    record = state / record_name
     try:
         await site.start()
         server = site._server
@@ -97,6 +103,7 @@ async def serve_proxy(
     fail_open: bool = False,
     policy: str | None = None,
     budget_bytes: int | None = None,
+    log_requests: Path | None = None,
 ) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -111,6 +118,7 @@ async def serve_proxy(
         fail_open=fail_open,
         policy=policy,
         budget_bytes=budget_bytes,
+        log_requests=log_requests,
     ) as (proxy, url):
         print(f"fresh-ls proxy: {url} -> {upstream}", flush=True)
         record = Path(proxy.record_path)  # type: ignore[attr-defined]
@@ -127,3 +135,71 @@ async def serve_proxy(
                         {"url": url, "upstream": upstream, "pid": os.getpid(), **counters},
                     )
     return 0
+
+
+class _Shared:
+    """One fresh-ls client for several proxies: closing a proxy leaves it open."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def close(self) -> None:
+        pass
+
+
+async def run_command(
+    root: Path,
+    argv: list[str],
+    *,
+    anthropic_upstream: str,
+    openai_upstream: str,
+    state_dir: Path | None = None,
+    fail_open: bool = False,
+) -> int:
+    """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
+    pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
+    exits, and its exit status is returned."""
+    client = await connect_server(root.resolve(), state_dir)
+    shared = _Shared(client)
+
+    async def connect() -> Any:
+        return shared
+
+    try:
+        async with (
+            running_proxy(
+                root,
+                anthropic_upstream,
+                state_dir=state_dir,
+                fail_open=fail_open,
+                connect=connect,
+            ) as (_a, anthropic_url),
+            running_proxy(
+                root,
+                openai_upstream,
+                state_dir=state_dir,
+                fail_open=fail_open,
+                connect=connect,
+                record_name="proxy-openai.json",
+            ) as (_o, openai_url),
+        ):
+            env = dict(os.environ)
+            env["ANTHROPIC_BASE_URL"] = anthropic_url
+            env["OPENAI_BASE_URL"] = openai_url
+            print(
+                f"fresh-ls run: {anthropic_url} -> {anthropic_upstream}, "
+                f"{openai_url} -> {openai_upstream}",
+                file=sys.stderr,
+                flush=True,
+            )
+            try:
+                proc = await asyncio.create_subprocess_exec(*argv, env=env)
+            except OSError as exc:
+                print(f"fresh-ls run: cannot run {argv[0]}: {exc}", file=sys.stderr)
+                return 127
+            return await proc.wait()
+    finally:
+        await client.close()
