@@ -301,23 +301,35 @@ PATCH = (
 )
 
 
-def _codex_script(root: Path) -> list[Any]:
+#: Codex offers its freeform ``apply_patch`` tool to a model it knows; to an unknown model
+#: it edits with an ``apply_patch`` heredoc through ``exec_command``.
+CODEX_MODELS = {"heredoc": "fake-model", "freeform": "gpt-5.5"}
+
+
+def _codex_script(root: Path, how: str = "heredoc") -> list[Any]:
     def change_outside() -> None:
         (root / "calc.py").write_text(CALC_CHANGED)
 
+    if how == "freeform":
+        patch = PATCH.split("\n", 1)[1].rsplit("\n", 1)[0] + "\n"  # the envelope alone
+        edit = Reply(tool="apply_patch", custom=True, input=patch)
+    else:
+        edit = Reply(tool="exec_command", input={"cmd": PATCH})
     return [
         Reply(tool="exec_command", input={"cmd": "cat -n calc.py"}),
         Reply(tool="exec_command", input={"cmd": "cat -n notes.md"}, after=change_outside),
-        Reply(tool="exec_command", input={"cmd": PATCH}),
+        edit,
         Reply(text="Done: tax now divides by 4."),
     ]
 
 
-def _run_codex(root: Path, home: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+def _run_codex(
+    root: Path, home: Path, base_url: str, model: str = "fake-model"
+) -> subprocess.CompletedProcess[str]:
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     (codex_home / "config.toml").write_text(
-        'model = "fake-model"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n'
+        f'model = "{model}"\nmodel_provider = "fake"\ncheck_for_update_on_startup = false\n'
         f'[model_providers.fake]\nname = "fake"\nbase_url = "{base_url}/v1"\n'
         'env_key = "FAKE_API_KEY"\nwire_api = "responses"\n[analytics]\nenabled = false\n'
     )
@@ -359,11 +371,12 @@ def _codex_finished(run: subprocess.CompletedProcess[str], root: Path) -> None:
 
 
 @needs_codex
-def test_codex_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
+@pytest.mark.parametrize("how", sorted(CODEX_MODELS))
+def test_codex_through_the_proxy(workspace: Path, start_model, start_proxy, how: str) -> None:
     _setup(workspace)
-    model = start_model(_codex_script(workspace))
+    model = start_model(_codex_script(workspace, how))
     proxy = start_proxy(workspace, model.url)
-    run = _run_codex(workspace, workspace.parent / "home", proxy.url)
+    run = _run_codex(workspace, workspace.parent / "home", proxy.url, CODEX_MODELS[how])
     stderr = proxy.stop()
     _codex_finished(run, workspace)
     scripted = [r for r in model.model_requests if r.turn is not None]
@@ -376,6 +389,9 @@ def test_codex_through_the_proxy(workspace: Path, start_model, start_proxy) -> N
     assert "return quantity * RATE * 2" in json.dumps(after.body["input"][-1])
     assert "sk-test-not-a-real-key" not in stderr
     assert scripted[0].headers.get("session-id")
+    if how == "freeform":
+        kinds = [i.get("type") for i in scripted[3].body["input"]]
+        assert "custom_tool_call" in kinds and "custom_tool_call_output" in kinds
 
 
 @needs_codex
