@@ -148,6 +148,13 @@ class Proxy:
                 self.client = await self.connect()
             return self.client
 
+    def runner(self) -> web.AppRunner:
+        """The proxy's app runner. Request bodies are read as they came (no automatic
+        decompression): an unchanged body is forwarded byte for byte, encoding and all."""
+        return web.AppRunner(
+            self.app(), access_log=None, handle_signals=False, auto_decompress=False
+        )
+
     def app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_route("*", "/{tail:.*}", self.handle)
@@ -177,26 +184,33 @@ class Proxy:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         shape = shape_of(request.method, request.path)
-        body_out = raw
-        if shape is not None and raw:
+        if shape is None or not raw:
+            return await self.forward(request, raw)
+        try:
+            plain, decoded = _decoded(request.headers.get("Content-Encoding"), raw)
             try:
-                body = json.loads(raw)
+                body = json.loads(plain)
             except ValueError:
-                body = None
-            if isinstance(body, dict):
-                try:
-                    body_out = await self.make_current(shape, request, body, raw)
-                except CannotRewrite as exc:
-                    if not self.fail_open:
-                        return error_response(shape, str(exc))
-                    print(
-                        f"fresh-ls proxy: warning: forwarding {request.path} unrewritten "
-                        f"(--fail-open): {exc}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                    body_out = raw
-        return await self.forward(request, body_out)
+                raise CannotRewrite(
+                    "the request body is not JSON; cannot tell what it shows"
+                ) from None
+            if not isinstance(body, dict):
+                raise CannotRewrite("the request body is not a JSON object")
+            sent = await self.make_current(shape, request, body, plain)
+        except CannotRewrite as exc:
+            if not self.fail_open:
+                return error_response(shape, str(exc))
+            print(
+                f"fresh-ls proxy: warning: forwarding {request.path} unrewritten "
+                f"(--fail-open): {exc}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return await self.forward(request, raw)
+        if sent is plain:
+            return await self.forward(request, raw)  # unchanged: the bytes as they came
+        # Rewritten: sent uncompressed (the upstream sees no Content-Encoding).
+        return await self.forward(request, sent, drop=("content-encoding",) if decoded else ())
 
     async def make_current(
         self, shape: Shape, request: web.Request, body: dict[str, Any], raw: bytes
@@ -311,11 +325,17 @@ class Proxy:
 
     # -- upstream -------------------------------------------------------------------------
 
-    async def forward(self, request: web.Request, body: bytes) -> web.StreamResponse:
+    async def forward(
+        self, request: web.Request, body: bytes, drop: tuple[str, ...] = ()
+    ) -> web.StreamResponse:
         assert self.http is not None
         # The path and query exactly as they came (raw_path keeps both, still encoded).
         url = URL(self.upstream + request.raw_path, encoded=True)
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP]
+        headers = [
+            (k, v)
+            for k, v in request.headers.items()
+            if k.lower() not in HOP_BY_HOP and k.lower() not in drop
+        ]
         try:
             upstream = await self.http.request(
                 request.method,
@@ -340,6 +360,27 @@ class Proxy:
                     await response.write(chunk)
             await response.write_eof()
         return response
+
+
+def _decoded(encoding: str | None, raw: bytes) -> tuple[bytes, bool]:
+    """The request body without its ``Content-Encoding`` (gzip, deflate), and whether one
+    was removed; an encoding the proxy cannot read cannot be made current."""
+    name = (encoding or "").strip().lower()
+    if name in ("", "identity"):
+        return raw, False
+    import zlib
+
+    try:
+        if name in ("gzip", "x-gzip"):
+            return zlib.decompress(raw, 16 + zlib.MAX_WBITS), True
+        if name == "deflate":
+            return zlib.decompress(raw), True
+    except zlib.error as exc:
+        raise CannotRewrite(f"the request body is not valid {name}: {exc}") from None
+    raise CannotRewrite(
+        f"the request body is {name}-encoded, which fresh-ls proxy cannot read; turn request "
+        "compression off in the agent"
+    )
 
 
 def _secret(header: str) -> bool:

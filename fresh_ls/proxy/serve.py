@@ -73,7 +73,7 @@ async def running_proxy(
         log_requests=log_requests,
     )
     await proxy.start()
-    runner = web.AppRunner(proxy.app(), access_log=None, handle_signals=False)
+    runner = proxy.runner()
     await runner.setup()
     site = web.TCPSite(runner, HOST, port)
     record = state / record_name

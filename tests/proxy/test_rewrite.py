@@ -255,7 +255,7 @@ async def with_client(
 
     proxy = Proxy(workspace, model.url, connect, fail_open=fail_open)
     await proxy.start()
-    runner = web.AppRunner(proxy.app())
+    runner = proxy.runner()
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
@@ -301,3 +301,35 @@ async def test_fail_open_forwards_the_original(workspace: Path, capfd: Any) -> N
         assert status == 200
         assert model.model_requests[-1].body == body
     assert "forwarding /v1/messages unrewritten (--fail-open)" in capfd.readouterr().err
+
+
+async def _post_raw(url: str, data: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    async with ClientSession() as http, http.post(url, data=data, headers=headers) as r:
+        return r.status, await r.json(content_type=None)
+
+
+async def test_compressed_and_unreadable_bodies(workspace: Path) -> None:
+    """A gzip body is read and rewritten (sent plain); a body the proxy cannot read is never
+    forwarded as if it were current."""
+    import gzip
+
+    (workspace / "a.py").write_text(SOURCE)
+    body = anthropic_body(workspace, _listing(SOURCE))
+    packed = gzip.compress(json.dumps(body).encode())
+    headers = {"content-type": "application/json", "content-encoding": "gzip"}
+    async with proxied(workspace) as (model, _proxy, url):
+        status, _ = await _post_raw(url + "/v1/messages", packed, headers)
+        assert status == 200 and model.model_requests[-1].body == body  # unchanged: as sent
+        (workspace / "a.py").write_text(CHANGED)
+        status, _ = await _post_raw(url + "/v1/messages", packed, headers)
+        sent = model.model_requests[-1]
+        assert status == 200 and "content-encoding" not in {k.lower() for k in sent.headers}
+        assert sent.body["messages"][2]["content"][0]["content"].startswith("[fresh-ls]")
+        count = len(model.records)
+        status, answer = await _post_raw(
+            url + "/v1/messages", b"\x28\xb5\x2f\xfd...", {**headers, "content-encoding": "zstd"}
+        )
+        assert status == 503 and "zstd-encoded" in answer["error"]["message"]
+        status, answer = await _post_raw(url + "/v1/chat/completions", b"not json", {})
+        assert status == 503 and "not JSON" in answer["error"]["message"]
+        assert len(model.records) == count  # neither went upstream
