@@ -35,7 +35,7 @@ def shape_of(method: str, path: str) -> Shape | None:
         return "anthropic"
     if tail.endswith("/chat/completions"):
         return "chat"
-    if tail.endswith("/responses"):
+    if tail.endswith(("/responses", "/responses/compact")):  # compact: Codex's summary call
         return "responses"
     return None
 

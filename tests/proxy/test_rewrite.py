@@ -191,6 +191,18 @@ async def test_agent_write_is_reported_as_self(workspace: Path) -> None:
         assert {u.get("changedBy") for u in view["units"] if u["status"] != "fresh"} == {"self"}
 
 
+def test_shapes_by_path() -> None:
+    from fresh_ls.proxy.shapes import shape_of
+
+    assert shape_of("POST", "/v1/messages") == "anthropic"
+    assert shape_of("POST", "/v1/messages/count_tokens") is None
+    assert shape_of("POST", "/api/v1/chat/completions") == "chat"
+    assert shape_of("POST", "/v1/responses") == "responses"
+    assert shape_of("POST", "/v1/responses/compact") == "responses"
+    assert shape_of("GET", "/v1/responses") is None
+    assert shape_of("GET", "/v1/models") is None
+
+
 def test_sessions() -> None:
     body = {"system": "s", "messages": [{"role": "user", "content": "task"}]}
     longer = {**body, "messages": [*body["messages"], {"role": "assistant", "content": "x"}]}
