@@ -345,3 +345,27 @@ async def test_compressed_and_unreadable_bodies(workspace: Path) -> None:
         status, answer = await _post_raw(url + "/v1/chat/completions", b"not json", {})
         assert status == 503 and "not JSON" in answer["error"]["message"]
         assert len(model.records) == count  # neither went upstream
+
+
+async def test_a_dead_server_is_replaced(workspace: Path) -> None:
+    """The proxy's fresh-ls server dies between two requests: the proxy starts another, which
+    serves the views the first one stored, and the stale read is still replaced."""
+    import asyncio
+
+    (workspace / "a.py").write_text(SOURCE)
+    body = anthropic_body(workspace, _listing(SOURCE))
+    headers = {"x-fresh-ls-session": "s"}
+    async with proxied(workspace) as (model, proxy, url):
+        await _post(url + "/v1/messages", body, headers)
+        first = proxy.client
+        process = first._process
+        assert process is not None
+        process.kill()
+        await process.wait()
+        await asyncio.sleep(0.2)
+        (workspace / "a.py").write_text(CHANGED)
+        status, _ = await _post(url + "/v1/messages", body, headers)
+        assert status == 200 and proxy.client is not first
+        content = model.model_requests[-1].body["messages"][2]["content"]
+        assert content[0]["content"].startswith("[fresh-ls] toolu_01")
+        assert "return 20" in content[-1]["text"]
