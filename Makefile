@@ -25,6 +25,8 @@ CODEX_VERSION       := 0.171.0
 CODEX_STAMP         := $(AGENTS)/codex/.installed-$(CODEX_VERSION)
 PI_VERSION          := 0.73.1
 PI_STAMP            := $(AGENTS)/pi/.installed-$(PI_VERSION)
+AIDER_VERSION       := 0.86.2
+AIDER_STAMP         := $(AGENTS)/aider/.installed-$(AIDER_VERSION)
 
 # $(call npm_agent,DIR,PACKAGE@VERSION): a private npm prefix holding one pinned package.
 define npm_agent
@@ -45,7 +47,13 @@ $(PI_STAMP):
 	$(call npm_agent,pi,@mariozechner/pi-coding-agent@$(PI_VERSION))
 	touch $@
 
-agents: $(CLAUDE_CODE_STAMP) $(CODEX_STAMP) $(PI_STAMP)
+# aider is a Python program with its own pinned dependencies: a virtualenv of its own.
+$(AIDER_STAMP):
+	rm -rf $(AGENTS)/aider && $(PYTHON) -m venv $(AGENTS)/aider
+	$(AGENTS)/aider/bin/python -m pip install -q aider-chat==$(AIDER_VERSION)
+	touch $@
+
+agents: $(CLAUDE_CODE_STAMP) $(CODEX_STAMP) $(PI_STAMP) $(AIDER_STAMP)
 
 ## make test: create the virtualenv with dev deps, build the extension, install the agent CLIs,
 ## run every test.

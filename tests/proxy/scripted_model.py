@@ -83,9 +83,16 @@ def _pieces(text: str) -> list[str]:
 
 
 class ScriptedModel:
-    def __init__(self, script: list[Step], workspace: Path | None = None) -> None:
+    def __init__(
+        self, script: list[Step], workspace: Path | None = None, *, by_request: bool = False
+    ) -> None:
+        """``by_request``: pick the reply by how many model requests came before, and answer
+        requests without tools from the script too (aider has no tools, and its prompt
+        holds example assistant turns)."""
         self.script = script
         self.workspace = workspace
+        self.by_request = by_request
+        self._served = 0
         self.records: list[Record] = []
         self.model_requests: list[Record] = []
         self._ids = itertools.count(1)
@@ -186,9 +193,13 @@ class ScriptedModel:
         return await writer[shape](request, body, reply, stream)
 
     def _reply_for(self, shape: str, body: dict[str, Any], record: Record) -> Reply:
-        if not body.get("tools"):
+        if self.by_request:
+            turn = self._served
+            self._served += 1
+        elif not body.get("tools"):
             return Reply(text="ok")
-        turn = assistant_turns(shape, body)
+        else:
+            turn = assistant_turns(shape, body)
         record.turn = turn
         if turn >= len(self.script):
             return Reply(text="done")

@@ -528,3 +528,130 @@ def test_pi_control_without_the_proxy(workspace: Path, start_model) -> None:
     scripted = [r for r in model.model_requests if r.turn is not None]
     stale = pi_stale(scripted[2])
     assert stale and "calc.py" in stale[0], stale
+
+
+# -- aider -----------------------------------------------------------------------------------
+
+AIDER = Path(os.environ.get("FRESH_LS_AIDER", REPO / ".cache/agents/aider/bin/aider"))
+needs_aider = pytest.mark.skipif(
+    not AIDER.exists(),
+    reason=f"aider is not installed at {AIDER}: run `make agents` (the e2e tests need the "
+    "real agent CLI)",
+)
+
+
+def _edit_block(old: str, new: str) -> str:
+    return f"calc.py\n```python\n<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE\n```\n"
+
+
+def _aider_script(root: Path) -> list[Any]:
+    """A first edit whose SEARCH text is not in the file (aider answers with the failure and
+    the files again: a second request), the outside change in between, then the edit."""
+
+    def change_outside() -> None:
+        (root / "calc.py").write_text(CALC_CHANGED)
+
+    return [
+        Reply(
+            text=_edit_block("    return amount // 6", "    return amount // 4"),
+            after=change_outside,
+        ),
+        Reply(text=_edit_block("    return amount // 5", "    return amount // 4")),
+        Reply(text="Done."),
+    ]
+
+
+def _run_aider(root: Path, home: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+    home.mkdir(exist_ok=True)
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    return subprocess.run(
+        [
+            str(AIDER),
+            "--model",
+            "openai/fake-model",
+            "--openai-api-base",
+            base_url + "/v1",
+            "--openai-api-key",
+            "sk-test-not-a-real-key",
+            "--edit-format",
+            "diff",
+            "--yes-always",
+            "--no-auto-commits",
+            "--analytics-disable",
+            "--no-check-update",
+            "--no-show-model-warnings",
+            "--no-pretty",
+            "--no-fancy-input",
+            "--no-gitignore",
+            "--message",
+            "Make tax() divide by 4.",
+            "calc.py",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def aider_file_is_current(record: Record) -> bool:
+    """The request holds calc.py exactly as the disk held it on arrival, and no other copy."""
+    text = "\n".join(
+        m["content"] if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        for m in record.body.get("messages", [])
+        if m.get("role") == "user"
+    )
+    disk = record.files["calc.py"]
+    old = CALC if disk == CALC_CHANGED else CALC_CHANGED
+    return disk in text and old not in text
+
+
+def _aider_checks(run: subprocess.CompletedProcess[str], model: Any, root: Path) -> None:
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert (root / "calc.py").read_text() == CALC_CHANGED.replace("// 5", "// 4")
+    requests = [r for r in model.model_requests if r.turn is not None]
+    assert len(requests) >= 2
+    assert requests[1].files["calc.py"] == CALC_CHANGED
+    for record in requests[:2]:
+        assert aider_file_is_current(record), f"request {record.turn}"
+
+
+@needs_aider
+def test_aider_through_the_proxy(workspace: Path, start_proxy) -> None:
+    """aider has no tool results: its file blocks pass through the proxy untouched, and the
+    task finishes."""
+    from tests.proxy.scripted_model import ScriptedModel
+
+    _setup(workspace)
+    model = ScriptedModel(_aider_script(workspace), workspace, by_request=True)
+    model.start()
+    try:
+        proxy = start_proxy(workspace, model.url)
+        run = _run_aider(workspace, workspace.parent / "home", proxy.url)
+        stderr = proxy.stop()
+    finally:
+        model.stop()
+    _aider_checks(run, model, workspace)
+    assert "sk-test-not-a-real-key" not in stderr
+    assert not any("[fresh-ls]" in json.dumps(r.body) for r in model.model_requests)
+
+
+@needs_aider
+def test_aider_control_sends_the_file_as_it_is_now(workspace: Path) -> None:
+    """Measured, not assumed: without the proxy too, aider's second request carries calc.py
+    as changed, because aider re-reads the files in the chat for every request. There is no
+    stale file view in aider's requests for the proxy to replace (docs/harnesses.md)."""
+    from tests.proxy.scripted_model import ScriptedModel
+
+    _setup(workspace)
+    model = ScriptedModel(_aider_script(workspace), workspace, by_request=True)
+    model.start()
+    try:
+        run = _run_aider(workspace, workspace.parent / "home", model.url)
+    finally:
+        model.stop()
+    _aider_checks(run, model, workspace)
