@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak
+.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,48 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m fresh_ls demo
 
-## make test: create the virtualenv with dev deps, build the extension, run every test.
-test: $(STAMP) lint typecheck ext unit
+## make agents: the real agent CLIs the proxy's end-to-end tests run (tests/proxy/test_agents_e2e.py),
+## pinned, installed once under .cache/agents (gitignored); a second run installs nothing.
+AGENTS              := .cache/agents
+CLAUDE_CODE_VERSION := 2.1.332
+CLAUDE_CODE_STAMP   := $(AGENTS)/claude-code/.installed-$(CLAUDE_CODE_VERSION)
+CODEX_VERSION       := 0.171.0
+CODEX_STAMP         := $(AGENTS)/codex/.installed-$(CODEX_VERSION)
+PI_VERSION          := 0.73.1
+PI_STAMP            := $(AGENTS)/pi/.installed-$(PI_VERSION)
+AIDER_VERSION       := 0.86.2
+AIDER_STAMP         := $(AGENTS)/aider/.installed-$(AIDER_VERSION)
+
+# $(call npm_agent,DIR,PACKAGE@VERSION): a private npm prefix holding one pinned package.
+define npm_agent
+	rm -rf $(AGENTS)/$(1) && mkdir -p $(AGENTS)/$(1)
+	cd $(AGENTS)/$(1) && echo '{"private": true}' > package.json && \
+	  npm install --no-audit --no-fund --save-exact $(2)
+endef
+
+$(CLAUDE_CODE_STAMP):
+	$(call npm_agent,claude-code,@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION))
+	touch $@
+
+$(CODEX_STAMP):
+	$(call npm_agent,codex,@openai/codex@$(CODEX_VERSION))
+	touch $@
+
+$(PI_STAMP):
+	$(call npm_agent,pi,@mariozechner/pi-coding-agent@$(PI_VERSION))
+	touch $@
+
+# aider is a Python program with its own pinned dependencies: a virtualenv of its own.
+$(AIDER_STAMP):
+	rm -rf $(AGENTS)/aider && $(PYTHON) -m venv $(AGENTS)/aider
+	$(AGENTS)/aider/bin/python -m pip install -q aider-chat==$(AIDER_VERSION)
+	touch $@
+
+agents: $(CLAUDE_CODE_STAMP) $(CODEX_STAMP) $(PI_STAMP) $(AIDER_STAMP)
+
+## make test: create the virtualenv with dev deps, build the extension, install the agent CLIs,
+## run every test.
+test: $(STAMP) lint typecheck ext agents unit
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

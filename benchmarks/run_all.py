@@ -27,6 +27,7 @@ BENCHMARKS = (
     "bench_parse",
     "bench_bytes",
     "bench_coldstart",
+    "bench_proxy",
 )
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 # Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
 # tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
 # (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
-BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo"})
+BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo", "proxy", "run"})
 
 
 def _root(value: str) -> Path:
@@ -108,6 +108,54 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     demo.add_argument("--keep", action="store_true", help="keep the scratch workspace")
     demo.add_argument("--json", action="store_true")
     demo.set_defaults(func=cmd_demo)
+
+    proxy = sub.add_parser(
+        "proxy",
+        help="an HTTP proxy between a coding agent and its model that keeps stale code out "
+        "of every request (docs/harnesses.md)",
+    )
+    proxy.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    proxy.add_argument("--upstream", required=True, metavar="URL", help="the model's base URL")
+    proxy.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
+    proxy.add_argument("--state-dir", default=None)
+    proxy.add_argument(
+        "--fail-open",
+        action="store_true",
+        help="when a request cannot be made current, send the original (warning on stderr) "
+        "instead of answering an error",
+    )
+    proxy.add_argument("--policy", choices=("stale", "all"), default=None)
+    proxy.add_argument("--budget-bytes", type=int, default=None)
+    proxy.add_argument(
+        "--log-requests",
+        default=None,
+        metavar="DIR",
+        help="keep each model request as received and as sent in DIR (credentials removed)",
+    )
+    proxy.set_defaults(func=cmd_proxy)
+
+    run = sub.add_parser(
+        "run",
+        help="run CMD with ANTHROPIC_BASE_URL and OPENAI_BASE_URL pointing at fresh-ls "
+        "proxies for the current folder (fresh-ls run -- claude ...)",
+    )
+    run.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    run.add_argument("--state-dir", default=None)
+    run.add_argument(
+        "--anthropic-upstream",
+        default=None,
+        metavar="URL",
+        help="where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else Anthropic's API)",
+    )
+    run.add_argument(
+        "--openai-upstream",
+        default=None,
+        metavar="URL",
+        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else OpenAI's API)",
+    )
+    run.add_argument("--fail-open", action="store_true")
+    run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+    run.set_defaults(func=cmd_run)
 
     if command in BUILTIN_COMMANDS:
         return parser
@@ -216,9 +264,14 @@ def _run_client(args: argparse.Namespace, call: Any, show: Any) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from fresh_ls.proxy.status import print_proxies, with_proxies
     from fresh_ls.report import print_status
 
-    return _run_client(args, lambda c: c.status(), print_status)
+    def show(result: dict[str, Any]) -> None:
+        print_status(result)
+        print_proxies(result)
+
+    return _run_client(args, lambda c: with_proxies(c.status()), show)
 
 
 def cmd_stale(args: argparse.Namespace) -> int:
@@ -241,6 +294,69 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from fresh_ls.demo import run_demo
 
     return run_demo(keep=args.keep, as_json=args.json)
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    import asyncio  # aiohttp is imported by the proxy only: `status` stays cold-start cheap
+
+    from fresh_ls.proxy.serve import serve_proxy
+
+    root: Path = args.root or _root(".")
+    try:
+        return asyncio.run(
+            serve_proxy(
+                root,
+                args.upstream,
+                port=args.port,
+                state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
+                fail_open=args.fail_open,
+                policy=args.policy,
+                budget_bytes=args.budget_bytes,
+                log_requests=Path(args.log_requests) if args.log_requests else None,
+            )
+        )
+    except KeyboardInterrupt:
+        return 0
+
+
+#: Where ``fresh-ls run`` sends requests when neither a flag nor the environment says.
+DEFAULT_UPSTREAMS = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from fresh_ls.proxy.serve import run_command
+
+    argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    if not argv:
+        print("fresh-ls run: say what to run: fresh-ls run -- CMD [ARGS...]", file=sys.stderr)
+        return 2
+    root: Path = args.root or _root(".")
+    anthropic = (
+        args.anthropic_upstream
+        or os.environ.get("ANTHROPIC_BASE_URL")
+        or DEFAULT_UPSTREAMS["anthropic"]
+    )
+    openai = (
+        args.openai_upstream or os.environ.get("OPENAI_BASE_URL") or DEFAULT_UPSTREAMS["openai"]
+    )
+    try:
+        return asyncio.run(
+            run_command(
+                root,
+                argv,
+                anthropic_upstream=anthropic,
+                openai_upstream=openai,
+                state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
+                fail_open=args.fail_open,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
 
 
 def _command_of(argv: list[str]) -> str | None:

@@ -1,0 +1,428 @@
+"""``fresh-ls proxy``: an HTTP proxy between a coding agent and its model.
+
+Every request under the proxy's base URL goes to the same path under the upstream URL, with
+its headers (API keys included) and query as they came; the answer comes back as the
+upstream sent it, chunk by chunk as it arrives (server-sent events are never buffered). Only
+the bodies of model requests are changed (``shapes.shape_of``: Anthropic Messages, OpenAI Chat
+Completions, OpenAI Responses):
+
+1. the session is named (``shapes.session_of``);
+2. each tool result not seen before in that session is read with the recognizers
+   (``fresh_ls.toolcalls.agents``): a file view becomes ``fresh/observe`` (view id: the tool
+   call's id; ``text``: what the tool showed, its line numbers stripped), a write
+   ``fresh/didWrite``;
+3. when the request holds a tool result that is a view, it is rewritten with the harness
+   rewriter (``arewrite_request``; Responses through ``responses.arewrite_responses``):
+   markers for stale views, the current code at the end, ``fresh/commit`` last.
+
+When the request cannot be made current (the commit failed twice, the server is gone) the
+agent gets an error in its API's own format saying why and nothing is sent upstream; with
+``fail_open`` the original goes upstream instead and a warning goes to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import posixpath
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, web
+from yarl import URL
+
+from fresh_ls.client import (
+    ConnectionClosedError,
+    FileUnreadableError,
+    FreshClientError,
+    InvalidParamsError,
+    PathOutsideRootError,
+)
+from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+from fresh_ls.proxy.responses import arewrite_responses
+from fresh_ls.proxy.shapes import Shape, session_of, shape_of, tool_calls
+from fresh_ls.toolcalls.agents import Seen, Wrote, recognize
+
+#: Headers that belong to one hop, never forwarded (RFC 9110 section 7.6.1), and those
+#: aiohttp sets itself from the body it sends.
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
+#: Observe errors that mean "this tool result is no view" (file gone, binary, outside).
+_NOT_A_VIEW = (FileUnreadableError, InvalidParamsError, PathOutsideRootError)
+#: The largest request body accepted (Claude Code re-sends whole histories).
+MAX_BODY = 256 * 1024 * 1024
+
+ClientFactory = Callable[[], Awaitable[Any]]
+
+
+@dataclass
+class SessionState:
+    seen: set[str] = field(default_factory=set)  # tool-call ids already read
+    views: set[str] = field(default_factory=set)  # those that became views
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    requests: int = 0
+    rewritten: int = 0
+
+
+class CannotRewrite(Exception):
+    """The request cannot be made current; ``str()`` says why."""
+
+
+class Proxy:
+    """The proxy's state: the fresh-ls client, the sessions, the upstream session."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        upstream: str,
+        connect: ClientFactory,
+        *,
+        fail_open: bool = False,
+        policy: str | None = None,
+        budget_bytes: int | None = None,
+        agent_cwd: str | None = None,
+        log_requests: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self._roots = [str(self.root)]
+        if os.path.abspath(root) != str(self.root):
+            self._roots.append(os.path.abspath(root))
+        self.cwd = agent_cwd or str(self.root)
+        self.upstream = upstream.rstrip("/")
+        self.connect = connect
+        self.fail_open = fail_open
+        self.policy = policy
+        self.budget_bytes = budget_bytes
+        self.client: Any = None
+        self.sessions: dict[str, SessionState] = {}
+        self.http: ClientSession | None = None
+        self.requests = 0
+        self.rewritten = 0
+        self._connecting = asyncio.Lock()
+        self.log_dir = Path(log_requests) if log_requests else None
+        self._logged = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self.http = ClientSession(
+            timeout=ClientTimeout(total=None, sock_connect=30),
+            auto_decompress=False,
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
+        )
+        await self._client()
+
+    async def close(self) -> None:
+        if self.http is not None:
+            await self.http.close()
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
+
+    async def _client(self, renew: bool = False) -> Any:
+        async with self._connecting:
+            if renew and self.client is not None:
+                old, self.client = self.client, None
+                with contextlib.suppress(Exception):
+                    await old.close()
+            if self.client is None:
+                self.client = await self.connect()
+            return self.client
+
+    def runner(self) -> web.AppRunner:
+        """The proxy's app runner. Request bodies are read as they came (no automatic
+        decompression): an unchanged body is forwarded byte for byte, encoding and all."""
+        return web.AppRunner(
+            self.app(), access_log=None, handle_signals=False, auto_decompress=False
+        )
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY)
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    # -- paths ----------------------------------------------------------------------------
+
+    def rel(self, path: str, cwd: str | None) -> str | None:
+        full = posixpath.normpath(posixpath.join(cwd or self.cwd, path))
+        for root in self._roots:
+            prefix = root.rstrip("/") + "/"
+            if full.startswith(prefix):
+                return full[len(prefix) :]
+        return None
+
+    def _text_of(self, path: str, cwd: str | None) -> str | None:
+        rel = self.rel(path, cwd)
+        if rel is None:
+            return None
+        try:
+            return (self.root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    # -- one request ----------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        shape = shape_of(request.method, request.path)
+        if shape is None or not raw:
+            return await self.forward(request, raw)
+        try:
+            plain, decoded = _decoded(request.headers.get("Content-Encoding"), raw)
+            try:
+                body = json.loads(plain)
+            except ValueError:
+                raise CannotRewrite(
+                    "the request body is not JSON; cannot tell what it shows"
+                ) from None
+            if not isinstance(body, dict):
+                raise CannotRewrite("the request body is not a JSON object")
+            sent = await self.make_current(shape, request, body, plain)
+        except CannotRewrite as exc:
+            if not self.fail_open:
+                return error_response(shape, str(exc))
+            print(
+                f"fresh-ls proxy: warning: forwarding {request.path} unrewritten "
+                f"(--fail-open): {exc}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return await self.forward(request, raw)
+        if sent is plain:
+            return await self.forward(request, raw)  # unchanged: the bytes as they came
+        # Rewritten: sent uncompressed (the upstream sees no Content-Encoding).
+        return await self.forward(request, sent, drop=("content-encoding",) if decoded else ())
+
+    async def make_current(
+        self, shape: Shape, request: web.Request, body: dict[str, Any], raw: bytes
+    ) -> bytes:
+        """The body to send upstream: ``raw`` itself unless a view in it had to change."""
+        session = session_of(shape, request.headers, body)
+        state = self.sessions.setdefault(session, SessionState())
+        self.requests += 1
+        state.requests += 1
+        async with state.lock:
+            for attempt in (1, 2):
+                client = await self._client(renew=attempt == 2)
+                try:
+                    out = await self._rewrite(client, shape, session, state, body)
+                    break
+                except ConnectionClosedError as exc:
+                    if attempt == 2:
+                        raise CannotRewrite(f"the fresh-ls server is gone: {exc.message}") from None
+                except FreshClientError as exc:
+                    raise CannotRewrite(f"fresh-ls answered an error: {exc}") from None
+                except RewriteError as exc:
+                    raise CannotRewrite(str(exc)) from None
+        sent = raw if out is None else json.dumps(out, ensure_ascii=False).encode("utf-8")
+        if out is not None:
+            self.rewritten += 1
+            state.rewritten += 1
+        if self.log_dir is not None:
+            self._log(request, session, raw, sent)
+        return sent
+
+    def _log(self, request: web.Request, session: str, raw: bytes, sent: bytes) -> None:
+        """``--log-requests DIR``: the original and the sent body of one model request, and
+        its headers without credentials."""
+        self._logged += 1
+        assert self.log_dir is not None
+        self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        headers = {k: ("<removed>" if _secret(k) else v) for k, v in request.headers.items()}
+        entry = {
+            "method": request.method,
+            "path": request.raw_path,
+            "session": session,
+            "headers": headers,
+            "rewritten": sent is not raw,
+            "original": json.loads(raw),
+            "sent": json.loads(sent),
+        }
+        path = self.log_dir / f"{os.getpid()}-{self._logged:05d}.json"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(entry, handle, ensure_ascii=False)
+
+    async def _register(
+        self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
+    ) -> list[str]:
+        """Observe the new views and report the writes; the view ids the request holds."""
+        held: list[str] = []
+        for call in tool_calls(shape, body):
+            if call.call_id in state.seen:
+                if call.call_id in state.views:
+                    held.append(call.call_id)
+                continue
+            for effect in recognize(call, self.cwd, self._text_of):
+                rel = self.rel(effect.path, effect.cwd)
+                if rel is None:
+                    continue
+                if isinstance(effect, Wrote):
+                    await client.did_write(rel, session=session)
+                    continue
+                assert isinstance(effect, Seen)
+                try:
+                    await client.observe(
+                        session,
+                        rel,
+                        view_id=call.call_id,
+                        first_line=effect.first,
+                        last_line=effect.last,
+                        text=effect.text,
+                        kind=None if effect.kind == "read" else effect.kind,
+                    )
+                except _NOT_A_VIEW:
+                    continue
+                state.views.add(call.call_id)
+                held.append(call.call_id)
+            state.seen.add(call.call_id)
+        return held
+
+    async def _rewrite(
+        self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        held = await self._register(client, shape, session, state, body)
+        if not held:
+            return None
+        done: Rewritten
+        if shape == "responses":
+            out, done = await arewrite_responses(
+                client, session, body, policy=self.policy, budget_bytes=self.budget_bytes
+            )
+        else:
+            done = await arewrite_request(
+                client,
+                session,
+                body,
+                fmt="anthropic" if shape == "anthropic" else "openai",
+                policy=self.policy,
+                budget_bytes=self.budget_bytes,
+                forget_missing=False,
+            )
+            out = done.request
+        if not done.replaced and done.projection_message is None:
+            return None
+        return dict(out)
+
+    # -- upstream -------------------------------------------------------------------------
+
+    async def forward(
+        self, request: web.Request, body: bytes, drop: tuple[str, ...] = ()
+    ) -> web.StreamResponse:
+        assert self.http is not None
+        # The path and query exactly as they came (raw_path keeps both, still encoded).
+        url = URL(self.upstream + request.raw_path, encoded=True)
+        headers = [
+            (k, v)
+            for k, v in request.headers.items()
+            if k.lower() not in HOP_BY_HOP and k.lower() not in drop
+        ]
+        try:
+            upstream = await self.http.request(
+                request.method,
+                url,
+                headers=headers,
+                data=body if body or request.method not in ("GET", "HEAD") else None,
+                allow_redirects=False,
+            )
+        except (TimeoutError, OSError) as exc:
+            shape = shape_of(request.method, request.path)
+            return error_response(shape, f"cannot reach the upstream {self.upstream}: {exc}", 502)
+        async with upstream:
+            response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+            for name, value in upstream.headers.items():
+                if name.lower() not in HOP_BY_HOP:
+                    response.headers.add(name, value)
+            if upstream.content_length is not None and request.method != "HEAD":
+                response.content_length = upstream.content_length
+            await response.prepare(request)
+            if request.method != "HEAD":
+                async for chunk in upstream.content.iter_any():
+                    await response.write(chunk)
+            await response.write_eof()
+        return response
+
+
+def _decoded(encoding: str | None, raw: bytes) -> tuple[bytes, bool]:
+    """The request body without its ``Content-Encoding`` (gzip, deflate), and whether one
+    was removed; an encoding the proxy cannot read cannot be made current."""
+    name = (encoding or "").strip().lower()
+    if name in ("", "identity"):
+        return raw, False
+    import zlib
+
+    try:
+        if name in ("gzip", "x-gzip"):
+            return zlib.decompress(raw, 16 + zlib.MAX_WBITS), True
+        if name == "deflate":
+            return zlib.decompress(raw), True
+    except zlib.error as exc:
+        raise CannotRewrite(f"the request body is not valid {name}: {exc}") from None
+    raise CannotRewrite(
+        f"the request body is {name}-encoded, which fresh-ls proxy cannot read; turn request "
+        "compression off in the agent"
+    )
+
+
+def _secret(header: str) -> bool:
+    """A header that can carry a credential (never logged)."""
+    name = header.lower()
+    return name in ("authorization", "cookie", "proxy-authorization") or any(
+        word in name for word in ("key", "token", "secret", "auth")
+    )
+
+
+def error_response(shape: Shape | None, message: str, status: int = 503) -> web.Response:
+    """An error in the API's own format (Anthropic's or OpenAI's), naming fresh-ls."""
+    text = f"fresh-ls proxy: {message}"
+    if shape == "anthropic":
+        payload: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "api_error", "message": text},
+        }
+    else:
+        payload = {
+            "error": {
+                "message": text,
+                "type": "server_error",
+                "param": None,
+                "code": "fresh_ls_not_current",
+            }
+        }
+    return web.json_response(payload, status=status)
+
+
+def status_of(proxy: Proxy) -> dict[str, Any]:
+    """Counters for ``proxy.json`` and ``fresh-ls status``."""
+    return {
+        "requests": proxy.requests,
+        "rewritten": proxy.rewritten,
+        "sessions": [
+            {
+                "session": name,
+                "requests": s.requests,
+                "rewritten": s.rewritten,
+                "views": len(s.views),
+            }
+            for name, s in sorted(proxy.sessions.items())
+        ],
+    }

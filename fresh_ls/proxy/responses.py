@@ -1,0 +1,87 @@
+"""Rewriting an OpenAI Responses request (``input`` items) with the harness rewriter.
+
+``fresh_ls.harness.rewrite`` reads chat-completions and Anthropic requests. A Responses
+request carries its tool results as ``function_call_output`` / ``custom_tool_call_output``
+items paired with their call by ``call_id``. The adapter hands the rewriter a chat-form
+stand-in (one ``tool`` message per output item, in order), then writes what came back into a
+deep copy of the original: each replaced output's ``output`` becomes the marker (a string
+stays a string, a list of parts becomes one ``input_text`` part), and the projection becomes a
+final ``user`` message item, the last thing in the request as in the other shapes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+
+OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
+
+def _stand_in(body: Mapping[str, Any]) -> tuple[dict[str, Any], list[int]]:
+    items = body.get("input")
+    if not isinstance(items, list):
+        return {"messages": []}, []
+    messages: list[dict[str, Any]] = []
+    where: list[int] = []
+    for index, item in enumerate(items):
+        if (
+            isinstance(item, Mapping)
+            and item.get("type") in OUTPUT_ITEMS
+            and isinstance(item.get("call_id"), str)
+        ):
+            output = item.get("output")
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": item["call_id"],
+                    "content": output if isinstance(output, str) else "",
+                }
+            )
+            where.append(index)
+    return {"messages": messages}, where
+
+
+def _marker(old: Any, text: str) -> Any:
+    if isinstance(old, list):
+        return [{"type": "input_text", "text": text}]
+    return text
+
+
+async def arewrite_responses(
+    client: Any,
+    session: str,
+    body: Mapping[str, Any],
+    *,
+    policy: str | None = None,
+    budget_bytes: int | None = None,
+    forget_missing: bool = False,
+) -> tuple[dict[str, Any], Rewritten]:
+    """The rewritten copy of a Responses request body, and what the rewriter made."""
+    if not isinstance(body.get("input"), list):
+        raise RewriteError("input: expected a list of items")
+    stand_in, where = _stand_in(body)
+    done = await arewrite_request(
+        client,
+        session,
+        stand_in,
+        fmt="openai",
+        policy=policy,
+        budget_bytes=budget_bytes,
+        forget_missing=forget_missing,
+    )
+    out = copy.deepcopy(dict(body))
+    items = out["input"]
+    rewritten = done.request["messages"]
+    for position, index in enumerate(where):
+        item = items[index]
+        if item["call_id"] in done.replaced:
+            item["output"] = _marker(item.get("output"), rewritten[position]["content"])
+    if done.projection_message is not None:
+        text = rewritten[done.projection_message]["content"]
+        items.append(
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+        )
+    return out, done

@@ -1,0 +1,205 @@
+"""Running the proxy: bind 127.0.0.1, find or start the fresh-ls server, write proxy.json."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from fresh_ls import statedir
+from fresh_ls.proxy.app import Proxy, status_of
+
+PROXY_FILE = "proxy.json"
+HOST = "127.0.0.1"
+
+
+async def connect_server(root: Path, state_dir: Path | None = None) -> Any:
+    """The running fresh-ls server of ``root`` (through its endpoint.json), or a new one
+    started for the proxy (also listening, so ``fresh-ls status`` finds it)."""
+    from fresh_ls.client import AsyncClient, ConnectionClosedError
+
+    try:
+        return await AsyncClient.attach(root, state_dir=str(state_dir) if state_dir else None)
+    except ConnectionClosedError:
+        extra = ["--listen"]
+        if state_dir is not None:
+            extra += ["--state-dir", str(state_dir)]
+        return await AsyncClient.spawn(root, extra_args=extra)
+
+
+def _write_private(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(data, handle)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+@contextlib.asynccontextmanager
+async def running_proxy(
+    root: Path,
+    upstream: str,
+    *,
+    port: int = 0,
+    state_dir: Path | None = None,
+    fail_open: bool = False,
+    policy: str | None = None,
+    budget_bytes: int | None = None,
+    log_requests: Path | None = None,
+    connect: Any = None,
+    record_name: str = PROXY_FILE,
+) -> AsyncIterator[tuple[Proxy, str]]:
+    """The proxy, listening on 127.0.0.1; yields it and its base URL. ``connect``: how it
+    gets its fresh-ls client (default: the root's running server, else a new one)."""
+    root = root.resolve()
+    state = state_dir or statedir.default_state_dir(root)
+    proxy = Proxy(
+        root,
+        upstream,
+        connect or (lambda: connect_server(root, state_dir)),
+        fail_open=fail_open,
+        policy=policy,
+        budget_bytes=budget_bytes,
+        log_requests=log_requests,
+    )
+    await proxy.start()
+    runner = proxy.runner()
+    await runner.setup()
+    site = web.TCPSite(runner, HOST, port)
+    record = state / record_name
+    try:
+        await site.start()
+        server = site._server
+        sockets = getattr(server, "sockets", None) or []
+        bound = sockets[0].getsockname()[1] if sockets else port
+        url = f"http://{HOST}:{bound}"
+        _write_private(record, {"url": url, "upstream": upstream, "pid": os.getpid()})
+        proxy.record_path = record  # type: ignore[attr-defined]
+        yield proxy, url
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(record.read_text()).get("pid") == os.getpid():
+                record.unlink()
+        await runner.cleanup()
+        await proxy.close()
+
+
+async def serve_proxy(
+    root: Path,
+    upstream: str,
+    *,
+    port: int = 0,
+    state_dir: Path | None = None,
+    fail_open: bool = False,
+    policy: str | None = None,
+    budget_bytes: int | None = None,
+    log_requests: Path | None = None,
+) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    async with running_proxy(
+        root,
+        upstream,
+        port=port,
+        state_dir=state_dir,
+        fail_open=fail_open,
+        policy=policy,
+        budget_bytes=budget_bytes,
+        log_requests=log_requests,
+    ) as (proxy, url):
+        print(f"fresh-ls proxy: {url} -> {upstream}", flush=True)
+        record = Path(proxy.record_path)  # type: ignore[attr-defined]
+        last: dict[str, Any] = {}
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 1.0)
+            counters = status_of(proxy)
+            if counters != last:  # the counters ride in proxy.json for `fresh-ls status`
+                last = counters
+                with contextlib.suppress(OSError):
+                    _write_private(
+                        record,
+                        {"url": url, "upstream": upstream, "pid": os.getpid(), **counters},
+                    )
+    return 0
+
+
+class _Shared:
+    """One fresh-ls client for several proxies: closing a proxy leaves it open."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def close(self) -> None:
+        pass
+
+
+async def run_command(
+    root: Path,
+    argv: list[str],
+    *,
+    anthropic_upstream: str,
+    openai_upstream: str,
+    state_dir: Path | None = None,
+    fail_open: bool = False,
+) -> int:
+    """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
+    pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
+    exits, and its exit status is returned."""
+    client = await connect_server(root.resolve(), state_dir)
+    shared = _Shared(client)
+
+    async def connect() -> Any:
+        return shared
+
+    try:
+        async with (
+            running_proxy(
+                root,
+                anthropic_upstream,
+                state_dir=state_dir,
+                fail_open=fail_open,
+                connect=connect,
+            ) as (_a, anthropic_url),
+            running_proxy(
+                root,
+                openai_upstream,
+                state_dir=state_dir,
+                fail_open=fail_open,
+                connect=connect,
+                record_name="proxy-openai.json",
+            ) as (_o, openai_url),
+        ):
+            env = dict(os.environ)
+            env["ANTHROPIC_BASE_URL"] = anthropic_url
+            env["OPENAI_BASE_URL"] = openai_url
+            print(
+                f"fresh-ls run: {anthropic_url} -> {anthropic_upstream}, "
+                f"{openai_url} -> {openai_upstream}",
+                file=sys.stderr,
+                flush=True,
+            )
+            try:
+                proc = await asyncio.create_subprocess_exec(*argv, env=env)
+            except OSError as exc:
+                print(f"fresh-ls run: cannot run {argv[0]}: {exc}", file=sys.stderr)
+                return 127
+            return await proc.wait()
+    finally:
+        await client.close()

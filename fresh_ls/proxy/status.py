@@ -1,0 +1,61 @@
+"""The proxies of a root, for ``fresh-ls status``: read from their ``proxy*.json`` records.
+
+Kept free of aiohttp and of the server, so ``status`` stays cheap to start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def proxy_records(state_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The records of the proxies running for a state dir (those whose process is gone are
+    left out)."""
+    found = []
+    for path in sorted(Path(state_dir).glob("proxy*.json")):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and _alive(record.get("pid")):
+            found.append(record)
+    return found
+
+
+def with_proxies(status: dict[str, Any]) -> dict[str, Any]:
+    """``fresh/status`` with ``proxies`` added (the running proxies of its state dir)."""
+    state_dir = status.get("stateDir")
+    return {**status, "proxies": proxy_records(state_dir) if state_dir else []}
+
+
+def print_proxies(status: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    for record in status.get("proxies", []):
+        sessions = record.get("sessions") or []
+        print(
+            f"proxy {record.get('url')} -> {record.get('upstream')} (pid {record.get('pid')}): "
+            f"{record.get('requests', 0)} model requests, {record.get('rewritten', 0)} "
+            f"rewritten, {len(sessions)} sessions",
+            file=out,
+        )
+        for session in sessions:
+            print(
+                f"  {session['session']}: {session['requests']} requests, "
+                f"{session['rewritten']} rewritten, {session['views']} views",
+                file=out,
+            )

@@ -1,0 +1,125 @@
+"""`fresh-ls run -- CMD`, `fresh-ls status` showing the proxy, and `--log-requests`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from tests.proxy.conftest import REPO
+
+KEY = "sk-test-not-logged-42"
+
+CHILD = """
+import json, os, sys, urllib.request
+def post(url, body):
+    req = urllib.request.Request(url, data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", "x-api-key": "k"})
+    return urllib.request.urlopen(req, timeout=30).read()
+post(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", {"model": "m", "messages": []})
+post(os.environ["OPENAI_BASE_URL"] + "/chat/completions", {"model": "m", "messages": []})
+print(os.environ["ANTHROPIC_BASE_URL"], os.environ["OPENAI_BASE_URL"])
+sys.exit(7)
+"""
+
+
+def _cli(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "fresh_ls", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def test_run_points_both_base_urls_at_proxies(workspace: Path, start_model) -> None:
+    anthropic = start_model([])
+    openai = start_model([])
+    done = _cli(
+        "run",
+        "--root",
+        str(workspace),
+        "--anthropic-upstream",
+        anthropic.url,
+        "--openai-upstream",
+        openai.url + "/v1",
+        "--",
+        sys.executable,
+        "-c",
+        CHILD,
+        timeout=90,
+    )
+    assert done.returncode == 7, done.stderr
+    a_url, o_url = done.stdout.split()
+    assert a_url.startswith("http://127.0.0.1:") and o_url.startswith("http://127.0.0.1:")
+    assert [r.path for r in anthropic.records] == ["/v1/messages"]
+    assert [r.path for r in openai.records] == ["/v1/chat/completions"]
+    assert not list((workspace / ".fresh-ls").glob("proxy*.json"))  # both stopped
+
+
+def test_run_without_a_command(workspace: Path) -> None:
+    done = _cli("run", "--root", str(workspace))
+    assert done.returncode == 2 and "say what to run" in done.stderr
+
+
+def test_status_shows_the_proxy_and_log_requests(
+    workspace: Path, start_model, start_proxy, tmp_path: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    model = start_model([])
+    logs = tmp_path / "logs"
+    proxy = start_proxy(workspace, model.url, "--log-requests", str(logs))
+    body = {
+        "model": "m",
+        "system": "s",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_9",
+                        "name": "Read",
+                        "input": {"file_path": str(workspace / "a.py")},
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_9", "content": "1\tx = 1\n2\t"}
+                ],
+            },
+        ],
+    }
+    req = urllib.request.Request(
+        proxy.url + "/v1/messages",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json", "x-api-key": KEY, "x-fresh-ls-session": "s1"},
+    )
+    urllib.request.urlopen(req, timeout=30).read()
+    deadline = time.monotonic() + 10
+    while proxy.record().get("requests") != 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    status = _cli("status", "--root", str(workspace))
+    assert status.returncode == 0, status.stderr
+    assert f"proxy {proxy.url} -> {model.url}" in status.stdout
+    assert "1 model requests, 0 rewritten, 1 sessions" in status.stdout
+    assert "s1: 1 requests, 0 rewritten, 1 views" in status.stdout
+    as_json = json.loads(_cli("status", "--root", str(workspace), "--json").stdout)
+    assert as_json["proxies"][0]["url"] == proxy.url
+    (logged,) = sorted(logs.iterdir())
+    entry = json.loads(logged.read_text())
+    assert entry["original"] == body and entry["sent"] == body and entry["session"] == "s1"
+    assert KEY not in logged.read_text()
+    assert {k.lower(): v for k, v in entry["headers"].items()}["x-api-key"] == "<removed>"
+    assert oct(logged.stat().st_mode & 0o777) == "0o600"
+    assert KEY not in proxy.stop()
