@@ -16,8 +16,10 @@ module imports neither pygls nor asyncio, so ``fresh-ls status`` stays cheap to 
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
+from collections.abc import Awaitable, Generator
 from typing import TYPE_CHECKING
+
+from fresh_ls import steps
 
 if TYPE_CHECKING:
     import asyncio
@@ -51,14 +53,20 @@ def encode_frame(body: bytes) -> bytes:
 
 
 def frame_steps(max_message_bytes: int | None) -> Generator[int, bytes, bytes]:
-    """Read one frame: yields ``LINE`` (send the next line, LF included) until the headers
-    end, then the body's length (send that many bytes); returns the body. Raises
-    ``FrameError`` for a frame that breaks the rules (a length over ``max_message_bytes``
-    before a byte of the body is asked for; None: no limit)."""
+    """Read one frame: yields ``LINE`` (send the next line, LF included, as ``readline``
+    gives it) until the headers end, then the body's length (send that many bytes, or
+    what there was before the end of the stream); returns the body. Raises ``EOFError``
+    when the stream ends before a line, ``FrameError`` for a frame that breaks the rules
+    (a length over ``max_message_bytes`` before a byte of the body is asked for; None: no
+    limit) or that the end of the stream cuts."""
     length: int | None = None
     lines = 0
     while True:
         line = yield LINE
+        if not line.endswith(b"\n"):
+            if line:
+                raise FrameError("connection ended inside a header")
+            raise EOFError
         if len(line) > MAX_HEADER_LINE:
             raise FrameError(
                 f"malformed header: a header line is longer than {MAX_HEADER_LINE} bytes"
@@ -96,7 +104,10 @@ def frame_steps(max_message_bytes: int | None) -> Generator[int, bytes, bytes]:
             )
     if length is None:
         raise FrameError("malformed header: no Content-Length before the blank line")
-    return (yield length)
+    body = yield length
+    if len(body) < length:
+        raise FrameError(f"connection ended inside a body of {length} bytes (Content-Length)")
+    return body
 
 
 class FrameReader:
@@ -116,30 +127,22 @@ class FrameReader:
                 f"malformed header: a header line is longer than {MAX_HEADER_LINE} bytes"
             ) from None
         except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise FrameError("connection ended inside a header") from None
-            raise EOFError from None
+            return exc.partial  # the end of the stream: frame_steps says what it cut
 
     async def _body(self, length: int) -> bytes:
         import asyncio
 
         try:
             return await self._reader.readexactly(length)
-        except asyncio.IncompleteReadError:
-            raise FrameError(
-                f"connection ended inside a body of {length} bytes (Content-Length)"
-            ) from None
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial
+
+    def _take(self, want: int) -> Awaitable[bytes]:
+        return self._line() if want == LINE else self._body(want)
 
     async def read(self) -> bytes:
         """The next body; ``EOFError`` at a clean end of stream, ``FrameError`` otherwise."""
-        steps = frame_steps(self.max_message_bytes)
-        want = next(steps)
-        try:
-            while True:
-                want = steps.send(await (self._line() if want == LINE else self._body(want)))
-        except StopIteration as done:
-            body: bytes = done.value
-            return body
+        return await steps.arun(frame_steps(self.max_message_bytes), self._take)
 
 
 def stream_limit() -> int:
