@@ -8,6 +8,12 @@ contract's code (``e.code == -32010`` for a path outside the root, and so on).
     with SyncClient.attach("/path/to/repo") as fresh:
         fresh.observe("agent-1", "src/cart.py", view_id="call_7", first_line=11, last_line=11)
         plan = fresh.project("agent-1")
+
+The protocol is written once, without I/O, in ``ClientCore``: framing (the server's own
+``fresh_ls.framing``), request ids, matching answers to their requests, notifications,
+error codes to exceptions, the ``initialize`` handshake. ``SyncClient`` and ``AsyncClient``
+are thin fronts that move its bytes over a blocking stream or an asyncio one, driving its
+step generators with ``fresh_ls.steps.run`` and ``arun``.
 """
 
 from __future__ import annotations
@@ -20,13 +26,21 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
+
+from fresh_ls import errors, steps
+from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 
 if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip its cost
     import asyncio
 
 STATE_DIR_NAME = ".fresh-ls"
+#: JSON-RPC's own code for a method the server does not know.
+METHOD_NOT_FOUND = -32601
+CLOSED = "the server closed the connection"
 
 
 class FreshClientError(Exception):
@@ -77,13 +91,14 @@ class ConnectionClosedError(FreshClientError):
     """No server to talk to: none running, the connection refused or closed (``code`` None)."""
 
 
+#: The client's exception for each error code, keyed by the server's typed errors.
 _ERRORS: dict[int, type[FreshClientError]] = {
-    -32602: InvalidParamsError,
-    -32010: PathOutsideRootError,
-    -32011: FileUnreadableError,
-    -32012: UnknownIdError,
-    -32013: UnauthorizedError,
-    -32601: MethodNotFoundError,
+    errors.InvalidParams.code: InvalidParamsError,
+    errors.OutsideRoot.code: PathOutsideRootError,
+    errors.FileUnreadable.code: FileUnreadableError,
+    errors.UnknownId.code: UnknownIdError,
+    errors.Unauthorized.code: UnauthorizedError,
+    METHOD_NOT_FOUND: MethodNotFoundError,
 }
 
 
@@ -113,30 +128,6 @@ def endpoint_of(
     return dict(data)
 
 
-def _frame(message: dict[str, Any]) -> bytes:
-    body = json.dumps(message).encode("utf-8")
-    return f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body
-
-
-def _read_message(stream: IO[bytes]) -> dict[str, Any] | None:
-    length = 0
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            if length:
-                break
-            continue
-        name, _, value = line.decode("ascii", "replace").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value.strip())
-    body = stream.read(length)
-    if len(body) < length:
-        return None
-    return dict(json.loads(body))
-
-
 Result = dict[str, Any]
 """A request's result as the contract (docs/protocol.md) describes it."""
 
@@ -146,36 +137,8 @@ def _params(**fields: Any) -> dict[str, Any]:
     return _camel(fields)
 
 
-def observe_params(
-    session: str,
-    path: str,
-    view_id: str | None = None,
-    first_line: int | None = None,
-    last_line: int | None = None,
-    text: str | None = None,
-    kind: str | None = None,
-) -> dict[str, Any]:
-    return _params(
-        session=session,
-        path=path,
-        view_id=view_id,
-        first_line=first_line,
-        last_line=last_line,
-        text=text,
-        kind=kind,
-    )
-
-
-def project_params(
-    session: str,
-    budget_bytes: int | None = None,
-    policy: str | None = None,
-    view_ids: list[str] | None = None,
-) -> dict[str, Any]:
-    return _params(session=session, budget_bytes=budget_bytes, policy=policy, view_ids=view_ids)
-
-
-def _init_params(token: str | None, budget_bytes: int | None, policy: str | None) -> Any:
+def initialize_params(token: str | None, budget_bytes: int | None, policy: str | None) -> Any:
+    """The params of ``initialize``: the token (for a listening endpoint) and the defaults."""
     return {
         "processId": os.getpid(),
         "rootUri": None,
@@ -184,25 +147,189 @@ def _init_params(token: str | None, budget_bytes: int | None, policy: str | None
     }
 
 
-def _serve_argv(
-    root: str | os.PathLike[str], python: str | None, extra: list[str] | None
-) -> list[str]:
-    return [
-        python or sys.executable,
+@dataclass(frozen=True)
+class Message:
+    """A message a step generator wants sent: a request (its result is sent back into the
+    generator) or a notification."""
+
+    method: str
+    params: Any
+    request: bool = True
+
+
+def handshake(
+    token: str | None, budget_bytes: int | None, policy: str | None
+) -> Generator[Message, Any, Any]:
+    """``initialize`` (with the token), then ``initialized``; returns initialize's result."""
+    result = yield Message("initialize", initialize_params(token, budget_bytes, policy))
+    yield Message("initialized", {}, request=False)
+    return result
+
+
+def goodbye() -> Generator[Message, Any, None]:
+    """``shutdown``, then ``exit``: the LSP way to end a connection."""
+    yield Message("shutdown", None)
+    yield Message("exit", None, request=False)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The server's answer to one request of ours."""
+
+    id: int
+    method: str
+    message: dict[str, Any]
+    waiter: Any = None  # what the front gave ``request`` to wake when this answer comes
+
+    def value(self) -> Any:
+        """The result, or the ``FreshClientError`` subclass of the error's code raised."""
+        if "error" in self.message:
+            err = self.message["error"]
+            err = err if isinstance(err, dict) else {}
+            raise error_for(err.get("code"), err.get("message", ""), self.method)
+        return self.message.get("result")
+
+
+class ClientCore:
+    """A client's side of the protocol, without I/O (sans-IO): it makes the bytes to send
+    and reads the bytes received, and its fronts move them.
+
+    ``request`` allocates an id and remembers what waits for it; ``read_message`` is a step
+    generator that reads one message (``steps.run``/``arun`` drive it over a stream);
+    ``receive`` routes a message: a notification to ``on_notification``, an answer back to
+    its request as an ``Answer``.
+    """
+
+    def __init__(self, on_notification: Callable[[dict[str, Any]], Any]) -> None:
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[str, Any]] = {}
+        self._on_notification = on_notification
+
+    def request(self, method: str, params: Any, waiter: Any = None) -> tuple[int, bytes]:
+        """A new request's id and frame; ``waiter`` comes back on its ``Answer``."""
+        msg_id = next(self._ids)
+        self._pending[msg_id] = (method, waiter)
+        return msg_id, _encode({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+
+    def notification(self, method: str, params: Any) -> bytes:
+        return _encode({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def abandon(self, msg_id: int) -> None:
+        """Forget a request that could not be sent."""
+        self._pending.pop(msg_id, None)
+
+    def abandon_all(self) -> list[Any]:
+        """Forget every request still waiting (the connection ended): their waiters."""
+        waiters = [waiter for _, waiter in self._pending.values()]
+        self._pending.clear()
+        return waiters
+
+    def read_message(self) -> Generator[int, bytes, dict[str, Any]]:
+        """Read one message: yields ``LINE`` (send a line, as ``readline`` gives it) or a
+        byte count (send that many bytes, or fewer at the end of the stream). Raises
+        ``EOFError`` at the end of the stream, ``FrameError`` or ``ValueError`` for bytes
+        that are no message."""
+        body = yield from frame_steps(None)
+        message = json.loads(body)
+        if not isinstance(message, dict):
+            raise ValueError("a message that is not a JSON object")
+        return message
+
+    def receive(self, message: dict[str, Any]) -> Answer | None:
+        """The ``Answer`` a message is to one of our requests, else None (a notification is
+        handed to ``on_notification``; anything else is ignored)."""
+        if "method" in message:
+            if "id" not in message:
+                self._on_notification(message)
+            return None  # a request from the server: fresh-ls sends none
+        msg_id = message.get("id")
+        if not isinstance(msg_id, int) or msg_id not in self._pending:
+            return None
+        method, waiter = self._pending.pop(msg_id)
+        return Answer(msg_id, method, message, waiter)
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    return encode_frame(json.dumps(message).encode("utf-8"))
+
+
+def _target(ep: dict[str, Any]) -> tuple[str, Any]:
+    """``("unix", path)`` or ``("tcp", (host, port))`` for an endpoint's address."""
+    address = str(ep["address"])
+    if address.startswith("unix:"):
+        return "unix", address[5:]
+    host, _, port = address[4:].rpartition(":")
+    return "tcp", (host, int(port))
+
+
+def _cannot_connect(ep: dict[str, Any], exc: OSError) -> ConnectionClosedError:
+    return ConnectionClosedError(
+        None,
+        f"cannot connect to {ep['address']}: {exc}; is the server (pid {ep.get('pid')}) "
+        "still running?",
+    )
+
+
+def _spawn_failed(root: str | os.PathLike[str], code: int | None) -> ConnectionClosedError:
+    return ConnectionClosedError(
+        None,
+        f"`fresh-ls serve --root {root} --stdio` exited with status {code} before "
+        "answering initialize (status 3: another server is live on that root; attach "
+        "to it instead)",
+        "initialize",
+    )
+
+
+class AttachOptions(TypedDict, total=False):
+    """The keywords of ``attach``, each optional: ``state_dir`` (where ``endpoint.json``
+    is, when not ``<root>/.fresh-ls``), ``budget_bytes`` and ``policy`` (the connection's
+    defaults for ``fresh/project``)."""
+
+    state_dir: str | None
+    budget_bytes: int | None
+    policy: str | None
+
+
+class SpawnOptions(TypedDict, total=False):
+    """The keywords of ``spawn``, each optional: ``python`` (the interpreter to run the
+    server with; this one by default), ``extra_args`` (more ``serve`` arguments, e.g.
+    ``["--no-watch"]``), ``budget_bytes`` and ``policy`` (as for ``attach``)."""
+
+    python: str | None
+    extra_args: list[str] | None
+    budget_bytes: int | None
+    policy: str | None
+
+
+def _spawning(
+    root: str | os.PathLike[str], options: SpawnOptions
+) -> tuple[list[str], int | None, str | None]:
+    """The child's argv, and the connection defaults, for ``spawn``."""
+    argv = [
+        options.get("python") or sys.executable,
         "-m",
         "fresh_ls",
         "serve",
         "--root",
         str(root),
         "--stdio",
-        *(extra or []),
+        *(options.get("extra_args") or []),
     ]
+    return argv, options.get("budget_bytes"), options.get("policy")
 
 
-class _Requests:
-    """The typed methods, shared by both clients; ``_call`` is the transport's."""
+_R = TypeVar("_R")  # what a request method gives: a result, or an awaitable of one
+_N = TypeVar("_N")  # what a notification method gives: None, or an awaitable
 
-    def _call(self, method: str, params: dict[str, Any]) -> Any:  # pragma: no cover
+
+class _Requests(Generic[_R, _N]):
+    """The typed methods, shared by both clients; ``_result`` and ``notify`` are the
+    front's (a blocking call, or an awaitable)."""
+
+    def _result(self, method: str, params: dict[str, Any]) -> _R:  # pragma: no cover
+        raise NotImplementedError
+
+    def notify(self, method: str, params: Any) -> _N:  # pragma: no cover
         raise NotImplementedError
 
     def observe(
@@ -215,15 +342,23 @@ class _Requests:
         last_line: int | None = None,
         text: str | None = None,
         kind: str | None = None,
-    ) -> Result:
+    ) -> _R:
         """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
         units}``."""
-        params = observe_params(session, path, view_id, first_line, last_line, text, kind)
-        return dict(self._call("fresh/observe", params))
+        params = _params(
+            session=session,
+            path=path,
+            view_id=view_id,
+            first_line=first_line,
+            last_line=last_line,
+            text=text,
+            kind=kind,
+        )
+        return self._result("fresh/observe", params)
 
-    def stale(self, session: str, view_ids: list[str] | None = None) -> Result:
+    def stale(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/stale``: ``{views: [...]}`` with statuses, diffs and who changed what."""
-        return dict(self._call("fresh/stale", _params(session=session, view_ids=view_ids)))
+        return self._result("fresh/stale", _params(session=session, view_ids=view_ids))
 
     def project(
         self,
@@ -232,39 +367,45 @@ class _Requests:
         budget_bytes: int | None = None,
         policy: str | None = None,
         view_ids: list[str] | None = None,
-    ) -> Result:
+    ) -> _R:
         """``fresh/project``: ``{planId, entries, omitted, markers, usedBytes, budgetBytes,
         rendered}``."""
-        params = project_params(session, budget_bytes, policy, view_ids)
-        return dict(self._call("fresh/project", params))
+        params = _params(
+            session=session, budget_bytes=budget_bytes, policy=policy, view_ids=view_ids
+        )
+        return self._result("fresh/project", params)
 
-    def commit(self, plan_id: str) -> Result:
+    def commit(self, plan_id: str) -> _R:
         """``fresh/commit``: ``{ok, changed}``."""
-        return dict(self._call("fresh/commit", {"planId": plan_id}))
+        return self._result("fresh/commit", {"planId": plan_id})
 
-    def forget(self, session: str, view_ids: list[str] | None = None) -> Result:
+    def forget(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/forget``: ``{forgotten}``."""
-        return dict(self._call("fresh/forget", _params(session=session, view_ids=view_ids)))
+        return self._result("fresh/forget", _params(session=session, view_ids=view_ids))
 
-    def status(self) -> Result:
+    def status(self) -> _R:
         """``fresh/status``: ``{version, root, sessions, sources, watching, stateDir, ...}``."""
-        return dict(self._call("fresh/status", {}))
+        return self._result("fresh/status", {})
 
-    def view_text(self, session: str, view_id: str) -> Result:
+    def view_text(self, session: str, view_id: str) -> _R:
         """``fresh/viewText`` (an addition): what a view showed."""
-        return dict(self._call("fresh/viewText", {"session": session, "viewId": view_id}))
+        return self._result("fresh/viewText", {"session": session, "viewId": view_id})
+
+    def did_write(self, path: str, session: str | None = None) -> _N:
+        """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
+        return self.notify("fresh/didWrite", _params(path=path, session=session))
 
 
-class SyncClient(_Requests):
+class SyncClient(_Requests[Result, None]):
     """A blocking client; notifications from the server are kept in ``notifications``."""
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], closer: Any = None) -> None:
         self._reader = reader
         self._writer = writer
         self._closer = closer
-        self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.notifications: list[dict[str, Any]] = []
+        self._core = ClientCore(self.notifications.append)
 
     # -- construction ---------------------------------------------------------------------
 
@@ -273,31 +414,22 @@ class SyncClient(_Requests):
         cls,
         root: str | os.PathLike[str] | None = None,
         *,
-        state_dir: str | None = None,
-        budget_bytes: int | None = None,
-        policy: str | None = None,
         timeout: float = 30.0,
+        **options: Unpack[AttachOptions],
     ) -> SyncClient:
-        """Connect to the server running on ``root`` (found through its ``endpoint.json``)."""
-        ep = endpoint_of(root, state_dir)
-        address = str(ep["address"])
-        if address.startswith("unix:"):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            target: Any = address[5:]
-        else:
-            host, _, port = address[4:].rpartition(":")
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            target = (host, int(port))
+        """Connect to the server running on ``root`` (found through its ``endpoint.json``);
+        ``timeout`` bounds every read and write on the socket."""
+        ep = endpoint_of(root, options.get("state_dir"))
+        budget_bytes, policy = options.get("budget_bytes"), options.get("policy")
+        kind, target = _target(ep)
+        family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:
             sock.connect(target)
         except OSError as exc:
             sock.close()
-            raise ConnectionClosedError(
-                None,
-                f"cannot connect to {address}: {exc}; is the server (pid "
-                f"{ep.get('pid')}) still running?",
-            ) from None
+            raise _cannot_connect(ep, exc) from None
         stream = sock.makefile("rwb")
         client = cls(stream, stream, sock)  # type: ignore[arg-type]
         try:
@@ -308,32 +440,16 @@ class SyncClient(_Requests):
         return client
 
     @classmethod
-    def spawn(
-        cls,
-        root: str | os.PathLike[str],
-        *,
-        python: str | None = None,
-        extra_args: list[str] | None = None,
-        budget_bytes: int | None = None,
-        policy: str | None = None,
-    ) -> SyncClient:
+    def spawn(cls, root: str | os.PathLike[str], **options: Unpack[SpawnOptions]) -> SyncClient:
         """Start ``fresh-ls serve --root ROOT --stdio`` as a child and talk to it."""
-        proc = subprocess.Popen(
-            _serve_argv(root, python, extra_args), stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
+        argv, budget_bytes, policy = _spawning(root, options)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert proc.stdin is not None and proc.stdout is not None
         client = cls(proc.stdout, proc.stdin, proc)
         try:
             client.initialize(budget_bytes=budget_bytes, policy=policy)
         except ConnectionClosedError:
-            code = proc.wait(timeout=10)
-            raise ConnectionClosedError(
-                None,
-                f"`fresh-ls serve --root {root} --stdio` exited with status {code} before "
-                "answering initialize (status 3: another server is live on that root; attach "
-                "to it instead)",
-                "initialize",
-            ) from None
+            raise _spawn_failed(root, proc.wait(timeout=10)) from None
         return client
 
     # -- protocol -------------------------------------------------------------------------
@@ -341,54 +457,48 @@ class SyncClient(_Requests):
     def initialize(
         self, token: str | None = None, budget_bytes: int | None = None, policy: str | None = None
     ) -> Any:
-        result = self._call("initialize", _init_params(token, budget_bytes, policy))
-        self.notify("initialized", {})
-        return result
+        return steps.run(handshake(token, budget_bytes, policy), self._perform)
 
-    def notify(self, method: str, params: dict[str, Any]) -> None:
+    def _perform(self, message: Message) -> Any:
+        if message.request:
+            return self._call(message.method, message.params)
+        return self.notify(message.method, message.params)
+
+    def notify(self, method: str, params: Any) -> None:
         with self._lock:
-            try:
-                self._writer.write(_frame({"jsonrpc": "2.0", "method": method, "params": params}))
-                self._writer.flush()
-            except (OSError, ValueError) as exc:
-                raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
+            self._send(self._core.notification(method, params), method)
 
-    def did_write(self, path: str, session: str | None = None) -> None:
-        """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
-        self.notify("fresh/didWrite", _params(path=path, session=session))
+    def _send(self, frame: bytes, method: str) -> None:
+        try:
+            self._writer.write(frame)
+            self._writer.flush()
+        except (OSError, ValueError) as exc:
+            raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
 
-    def _call(self, method: str, params: dict[str, Any]) -> Any:
+    def _take(self, want: int) -> bytes:
+        return self._reader.readline() if want == LINE else self._reader.read(want)
+
+    def _result(self, method: str, params: dict[str, Any]) -> Result:
+        return dict(self._call(method, params))
+
+    def _call(self, method: str, params: Any) -> Any:
         with self._lock:
-            msg_id = next(self._ids)
-            try:
-                self._writer.write(
-                    _frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-                )
-                self._writer.flush()
-            except (OSError, ValueError) as exc:
-                raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
+            msg_id, frame = self._core.request(method, params)
+            self._send(frame, method)
             while True:
                 try:
-                    message = _read_message(self._reader)
-                except (OSError, ValueError) as exc:
+                    message = steps.run(self._core.read_message(), self._take)
+                except EOFError:
+                    raise ConnectionClosedError(None, CLOSED, method) from None
+                except (OSError, ValueError, FrameError) as exc:
                     raise ConnectionClosedError(None, f"cannot read: {exc}", method) from None
-                if message is None:
-                    raise ConnectionClosedError(None, "the server closed the connection", method)
-                if "id" not in message or message.get("method"):
-                    if "method" in message and "id" not in message:
-                        self.notifications.append(message)
-                    continue
-                if message["id"] != msg_id:
-                    continue
-                if "error" in message:
-                    err = message["error"]
-                    raise error_for(err.get("code"), err.get("message", ""), method)
-                return message.get("result")
+                answer = self._core.receive(message)
+                if answer is not None and answer.id == msg_id:
+                    return answer.value()
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
-            self._call("shutdown", None)  # type: ignore[arg-type]
-            self.notify("exit", None)  # type: ignore[arg-type]
+            steps.run(goodbye(), self._perform)
         closer = self._closer
         if isinstance(closer, subprocess.Popen):
             for stream in (closer.stdin, closer.stdout):
@@ -413,7 +523,7 @@ class SyncClient(_Requests):
         self.close()
 
 
-class AsyncClient:
+class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
     """The same requests, awaited: over a listening endpoint (``attach``) or a child server
     on stdio (``spawn``). Notifications from the server arrive on ``notifications``."""
 
@@ -428,37 +538,27 @@ class AsyncClient:
         self._reader = reader
         self._writer = writer
         self._process = process
-        self._ids = itertools.count(1)
-        self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._task = asyncio.ensure_future(self._pump())
         self.notifications: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._core = ClientCore(self.notifications.put_nowait)
+        self._task = asyncio.ensure_future(self._pump())
 
     @classmethod
     async def attach(
-        cls,
-        root: str | os.PathLike[str] | None = None,
-        *,
-        state_dir: str | None = None,
-        budget_bytes: int | None = None,
-        policy: str | None = None,
+        cls, root: str | os.PathLike[str] | None = None, **options: Unpack[AttachOptions]
     ) -> AsyncClient:
         """Connect to the server running on ``root`` (found through its ``endpoint.json``)."""
         import asyncio
 
-        ep = endpoint_of(root, state_dir)
-        address = str(ep["address"])
+        ep = endpoint_of(root, options.get("state_dir"))
+        budget_bytes, policy = options.get("budget_bytes"), options.get("policy")
+        kind, target = _target(ep)
         try:
-            if address.startswith("unix:"):
-                reader, writer = await asyncio.open_unix_connection(address[5:])
+            if kind == "unix":
+                reader, writer = await asyncio.open_unix_connection(target)
             else:
-                host, _, port = address[4:].rpartition(":")
-                reader, writer = await asyncio.open_connection(host, int(port))
+                reader, writer = await asyncio.open_connection(*target)
         except OSError as exc:
-            raise ConnectionClosedError(
-                None,
-                f"cannot connect to {address}: {exc}; is the server (pid {ep.get('pid')}) "
-                "still running?",
-            ) from None
+            raise _cannot_connect(ep, exc) from None
         client = cls(reader, writer)
         try:
             await client.initialize(ep.get("token"), budget_bytes, policy)
@@ -469,19 +569,14 @@ class AsyncClient:
 
     @classmethod
     async def spawn(
-        cls,
-        root: str | os.PathLike[str],
-        *,
-        python: str | None = None,
-        extra_args: list[str] | None = None,
-        budget_bytes: int | None = None,
-        policy: str | None = None,
+        cls, root: str | os.PathLike[str], **options: Unpack[SpawnOptions]
     ) -> AsyncClient:
         """Start ``fresh-ls serve --root ROOT --stdio`` as a child and talk to it."""
         import asyncio
 
+        argv, budget_bytes, policy = _spawning(root, options)
         proc = await asyncio.create_subprocess_exec(
-            *_serve_argv(root, python, extra_args),
+            *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             limit=1 << 26,
@@ -491,58 +586,42 @@ class AsyncClient:
         try:
             await client.initialize(None, budget_bytes, policy)
         except ConnectionClosedError:
-            code = await proc.wait()
-            raise ConnectionClosedError(
-                None,
-                f"`fresh-ls serve --root {root} --stdio` exited with status {code} before "
-                "answering initialize (status 3: another server is live on that root; attach "
-                "to it instead)",
-                "initialize",
-            ) from None
+            raise _spawn_failed(root, await proc.wait()) from None
         return client
 
     async def initialize(
         self, token: str | None = None, budget_bytes: int | None = None, policy: str | None = None
     ) -> Any:
-        result = await self.request("initialize", _init_params(token, budget_bytes, policy))
-        await self.notify("initialized", {})
-        return result
+        return await steps.arun(handshake(token, budget_bytes, policy), self._perform)
+
+    def _perform(self, message: Message) -> Awaitable[Any]:
+        if message.request:
+            return self.request(message.method, message.params)
+        return self.notify(message.method, message.params)
+
+    def _take(self, want: int) -> Awaitable[bytes]:
+        return self._reader.readline() if want == LINE else self._reader.readexactly(want)
 
     async def _pump(self) -> None:
         import asyncio
 
         try:
             while True:
-                length = 0
-                while True:
-                    line = await self._reader.readline()
-                    if not line:
-                        raise ConnectionError("closed")
-                    if line in (b"\r\n", b"\n"):
-                        if length:
-                            break
-                        continue
-                    name, _, value = line.decode("ascii", "replace").partition(":")
-                    if name.strip().lower() == "content-length":
-                        length = int(value.strip())
-                message = json.loads(await self._reader.readexactly(length))
-                if "id" in message and "method" not in message:
-                    fut = self._pending.pop(message["id"], None)
-                    if fut is not None and not fut.done():
-                        fut.set_result(message)
-                elif "method" in message and "id" not in message:
-                    await self.notifications.put(message)
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            for fut in self._pending.values():
-                if not fut.done():
-                    fut.set_exception(
-                        ConnectionClosedError(None, "the server closed the connection")
-                    )
-            self._pending.clear()
+                message = await steps.arun(self._core.read_message(), self._take)
+                answer = self._core.receive(message)
+                if answer is not None and not answer.waiter.done():
+                    answer.waiter.set_result(answer)
+        except (EOFError, FrameError, ConnectionError, asyncio.IncompleteReadError, ValueError):
+            for waiter in self._core.abandon_all():
+                if not waiter.done():
+                    waiter.set_exception(ConnectionClosedError(None, CLOSED))
 
     async def notify(self, method: str, params: Any) -> None:
+        await self._send(self._core.notification(method, params), method)
+
+    async def _send(self, frame: bytes, method: str) -> None:
         try:
-            self._writer.write(_frame({"jsonrpc": "2.0", "method": method, "params": params}))
+            self._writer.write(frame)
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
             raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
@@ -552,85 +631,28 @@ class AsyncClient:
         import asyncio
 
         if self._task.done():
-            raise ConnectionClosedError(None, "the server closed the connection", method)
-        msg_id = next(self._ids)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[msg_id] = fut
+            raise ConnectionClosedError(None, CLOSED, method)
+        waiter: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+        msg_id, frame = self._core.request(method, params, waiter)
         try:
-            self._writer.write(
-                _frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-            )
-            await self._writer.drain()
-        except (ConnectionError, RuntimeError) as exc:
-            self._pending.pop(msg_id, None)
-            raise ConnectionClosedError(None, f"cannot send: {exc}", method) from None
+            await self._send(frame, method)
+        except ConnectionClosedError:
+            self._core.abandon(msg_id)
+            raise
         try:
-            message = await fut
+            answer = await waiter
         except ConnectionClosedError as exc:
             raise ConnectionClosedError(None, exc.message, method) from None
-        if "error" in message:
-            err = message["error"]
-            raise error_for(err.get("code"), err.get("message", ""), method)
-        return message.get("result")
+        return answer.value()
 
-    async def observe(
-        self,
-        session: str,
-        path: str,
-        *,
-        view_id: str | None = None,
-        first_line: int | None = None,
-        last_line: int | None = None,
-        text: str | None = None,
-        kind: str | None = None,
-    ) -> Result:
-        """``fresh/observe``: register a view."""
-        params = observe_params(session, path, view_id, first_line, last_line, text, kind)
-        return dict(await self.request("fresh/observe", params))
-
-    async def stale(self, session: str, view_ids: list[str] | None = None) -> Result:
-        """``fresh/stale``: which views went stale, and how."""
-        return dict(await self.request("fresh/stale", _params(session=session, view_ids=view_ids)))
-
-    async def project(
-        self,
-        session: str,
-        *,
-        budget_bytes: int | None = None,
-        policy: str | None = None,
-        view_ids: list[str] | None = None,
-    ) -> Result:
-        """``fresh/project``: the budgeted projection and the markers."""
-        params = project_params(session, budget_bytes, policy, view_ids)
-        return dict(await self.request("fresh/project", params))
-
-    async def commit(self, plan_id: str) -> Result:
-        """``fresh/commit``: ``{ok, changed}``."""
-        return dict(await self.request("fresh/commit", {"planId": plan_id}))
-
-    async def forget(self, session: str, view_ids: list[str] | None = None) -> Result:
-        """``fresh/forget``: ``{forgotten}``."""
-        params = _params(session=session, view_ids=view_ids)
-        return dict(await self.request("fresh/forget", params))
-
-    async def status(self) -> Result:
-        """``fresh/status``."""
-        return dict(await self.request("fresh/status", {}))
-
-    async def view_text(self, session: str, view_id: str) -> Result:
-        """``fresh/viewText`` (an addition): what a view showed."""
-        return dict(await self.request("fresh/viewText", {"session": session, "viewId": view_id}))
-
-    async def did_write(self, path: str, session: str | None = None) -> None:
-        """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
-        await self.notify("fresh/didWrite", _params(path=path, session=session))
+    async def _result(self, method: str, params: dict[str, Any]) -> Result:
+        return dict(await self.request(method, params))
 
     async def close(self) -> None:
         import asyncio
 
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.request("shutdown", None), 5)
-            await self.notify("exit", None)
+            await asyncio.wait_for(steps.arun(goodbye(), self._perform), 5)
         self._writer.close()
         with contextlib.suppress(Exception):
             await self._writer.wait_closed()

@@ -28,7 +28,7 @@ serve all that precedes it.
 
 The protocol steps are written once, as a generator that yields the client calls it needs
 (``_steps``); ``rewrite_request`` drives it with a ``SyncClient`` and ``arewrite_request``
-with an ``AsyncClient``.
+with an ``AsyncClient``, through ``fresh_ls.steps``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
+
+from fresh_ls import steps
 
 Format = Literal["openai", "anthropic"]
 ViewIds = Mapping[str, str] | Callable[[str], str | None] | None
@@ -229,17 +231,22 @@ class _Call:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
 
+    def on(self, client: Any) -> Any:
+        """This call made on ``client`` (its result, or an awaitable of it)."""
+        return getattr(client, self.method)(*self.args, **self.kwargs)
+
 
 def _steps(
     session: str,
     request: Any,
-    view_ids: ViewIds,
-    fmt: Format | None,
-    policy: str | None,
-    budget_bytes: int | None,
-    forget_missing: bool,
-    result_id: ResultId | None,
-    header: str,
+    *,
+    view_ids: ViewIds = None,
+    fmt: Format | None = None,
+    policy: str | None = None,
+    budget_bytes: int | None = None,
+    forget_missing: bool = True,
+    result_id: ResultId | None = None,
+    header: str = PROJECTION_HEADER,
 ) -> Generator[_Call, Any, Rewritten]:
     messages = messages_of(request)
     form: Format = fmt or detect_format(request)
@@ -271,18 +278,23 @@ def _steps(
     raise CommitFailed(changed, plan_id)
 
 
+class RewriteOptions(TypedDict, total=False):
+    """The keywords of ``rewrite_request`` and ``arewrite_request``, each optional (the
+    defaults are ``_steps``'s): ``view_ids`` (None), ``fmt`` (None: detected), ``policy``
+    and ``budget_bytes`` (None: the connection's), ``forget_missing`` (True),
+    ``result_id`` (None) and ``header`` (``PROJECTION_HEADER``)."""
+
+    view_ids: ViewIds
+    fmt: Format | None
+    policy: str | None
+    budget_bytes: int | None
+    forget_missing: bool
+    result_id: ResultId | None
+    header: str
+
+
 def rewrite_request(
-    client: Any,
-    session: str,
-    request: Any,
-    *,
-    view_ids: ViewIds = None,
-    fmt: Format | None = None,
-    policy: str | None = None,
-    budget_bytes: int | None = None,
-    forget_missing: bool = True,
-    result_id: ResultId | None = None,
-    header: str = PROJECTION_HEADER,
+    client: Any, session: str, request: Any, **options: Unpack[RewriteOptions]
 ) -> Rewritten:
     """Rewrite ``request`` (a request body with ``messages``, or the message list) for
     ``session`` through a ``SyncClient``; the input is left as it was.
@@ -294,41 +306,11 @@ def rewrite_request(
     projected nor forgotten). Raises ``CommitFailed`` after two failed commits,
     ``RewriteError`` for a request it cannot read, and ``FreshClientError`` from the client.
     """
-    steps = _steps(
-        session, request, view_ids, fmt, policy, budget_bytes, forget_missing, result_id, header
-    )
-    try:
-        call = next(steps)
-        while True:
-            result = getattr(client, call.method)(*call.args, **call.kwargs)
-            call = steps.send(result)
-    except StopIteration as done:
-        rewritten: Rewritten = done.value
-        return rewritten
+    return steps.run(_steps(session, request, **options), lambda call: call.on(client))
 
 
 async def arewrite_request(
-    client: Any,
-    session: str,
-    request: Any,
-    *,
-    view_ids: ViewIds = None,
-    fmt: Format | None = None,
-    policy: str | None = None,
-    budget_bytes: int | None = None,
-    forget_missing: bool = True,
-    result_id: ResultId | None = None,
-    header: str = PROJECTION_HEADER,
+    client: Any, session: str, request: Any, **options: Unpack[RewriteOptions]
 ) -> Rewritten:
     """``rewrite_request`` through an ``AsyncClient``."""
-    steps = _steps(
-        session, request, view_ids, fmt, policy, budget_bytes, forget_missing, result_id, header
-    )
-    try:
-        call = next(steps)
-        while True:
-            result = await getattr(client, call.method)(*call.args, **call.kwargs)
-            call = steps.send(result)
-    except StopIteration as done:
-        rewritten: Rewritten = done.value
-        return rewritten
+    return await steps.arun(_steps(session, request, **options), lambda call: call.on(client))

@@ -18,6 +18,7 @@ from typing import Any
 from pygls.io_ import StdoutWriter
 
 from fresh_ls.engine import Engine
+from fresh_ls.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limit
 from fresh_ls.server.connection import (
     ConnectionInfo,
     FreshServer,
@@ -31,7 +32,6 @@ from fresh_ls.server.endpoint import (
     remove_endpoint,
     write_endpoint,
 )
-from fresh_ls.server.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limit
 from fresh_ls.server.watcher import watch_root
 
 log = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class App:
         frames = FrameReader(await _stdin_reader(executor), self.limits.max_message_bytes)
         broken = None
         try:
-            broken = await run_connection(frames, server.protocol, self.stop)  # type: ignore[arg-type]
+            broken = await run_connection(frames, server.fresh_protocol, self.stop)
         finally:
             self._detach(server)
             if broken is None or not self.listening:
@@ -183,7 +183,7 @@ class App:
         self._attach(server)
         frames = FrameReader(reader, self.limits.max_message_bytes)
         try:
-            broken = await run_connection(frames, server.protocol, conn_stop)  # type: ignore[arg-type]
+            broken = await run_connection(frames, server.fresh_protocol, conn_stop)
             if broken is not None:
                 log.info("closed a connection: %s", broken.message)
         except (ConnectionError, asyncio.IncompleteReadError):

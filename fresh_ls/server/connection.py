@@ -6,7 +6,9 @@ editor workspace and the writer per protocol instance) and all of them share one
 
 Two things pygls does not do and a wire contract needs: a request whose params fail to
 structure is answered (pygls logs it and never replies, so a client would hang), and a
-body that is not JSON gets a -32700 reply with a null id. Both are handled here.
+body that is not JSON gets a -32700 reply with a null id. Both are handled here, by
+``dispatch_body``. Whatever needs pygls's private API goes through
+``fresh_ls.server.pygls_adapter``.
 """
 
 from __future__ import annotations
@@ -26,8 +28,6 @@ import attrs
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -35,15 +35,15 @@ from fresh_ls import __version__
 from fresh_ls.core.projection import DEFAULT_BUDGET_BYTES
 from fresh_ls.engine import Engine
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
+from fresh_ls.framing import FrameError, FrameReader
 from fresh_ls.server import params as P
 from fresh_ls.server.documents import apply_change
-from fresh_ls.server.framing import FrameError, FrameReader
 from fresh_ls.server.lsp_converter import lsp_converter
+from fresh_ls.server.pygls_adapter import AdaptedProtocol, read_loop
 from fresh_ls.wire import Encoded
 
 log = logging.getLogger(__name__)
 
-INVALID_PARAMS_METHOD = "$/fresh-ls/invalidParams"
 #: What a client hears of a fault inside the server: never a traceback, a path or an
 #: internal name; the server's log (stderr) has the details.
 INTERNAL_MESSAGE = "internal error in the server; its log on stderr has the details"
@@ -97,31 +97,27 @@ class ConnectionInfo:
             self.room.set()
 
 
-class FreshProtocol(LanguageServerProtocol):
-    _server: FreshServer
+class FreshProtocol(AdaptedProtocol):
+    @property
+    def conn(self) -> ConnectionInfo:
+        server: FreshServer = self.language_server
+        return server.conn
 
-    def structure_message(self, data: dict[str, Any]) -> Any:
-        if "jsonrpc" not in data:
-            return data
+    def structure_own(self, data: dict[str, Any]) -> Any:
+        """fresh-ls's own methods with their params typed; unreadable params become the
+        ``InvalidParams`` their handler raises, in its turn and after the token check."""
         method = data.get("method")
-        if isinstance(method, str) and method in P.PARAMS:
-            try:
-                params: Any = P.parse(P.PARAMS[method], data.get("params"))
-            except InvalidParams as exc:
-                params = exc
-            if "id" in data:
-                return RawRequest(id=data["id"], method=method, params=params)
-            return RawNotification(method=method, params=params)
+        if not (isinstance(method, str) and method in P.PARAMS):
+            return None
         try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if "id" in data and isinstance(method, str):
-                # A standard method with params lsprotocol cannot read: answer, don't hang.
-                err = InvalidParams(f"params of {method}: {exc.__cause__ or 'cannot be read'}")
-                return RawRequest(id=data["id"], method=INVALID_PARAMS_METHOD, params=err)
-            raise
+            params: Any = P.parse(P.PARAMS[method], data.get("params"))
+        except InvalidParams as exc:
+            params = exc
+        if "id" in data:
+            return RawRequest(id=data["id"], method=method, params=params)
+        return RawNotification(method=method, params=params)
 
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+    def answer(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         """Every error answer leaves here without ``data`` (pygls puts a traceback there for
         internal errors) and an internal error says nothing of the server's insides."""
         if error is not None:
@@ -129,56 +125,26 @@ class FreshProtocol(LanguageServerProtocol):
             message = getattr(error, "message", "") or ""
             if code == -32603 or not isinstance(message, str) or "Traceback" in message:
                 message = INTERNAL_MESSAGE
-            error = lsp.ResponseError(code=code, message=message)
-            super()._send_response(msg_id, result, error)
+            self.send_lsp_answer(msg_id, error=lsp.ResponseError(code=code, message=message))
             return
         if not isinstance(result, dict | list | Encoded):
-            super()._send_response(msg_id, result, error)  # an LSP type: pygls's own hooks
+            self.send_lsp_answer(msg_id, result)  # an LSP type: pygls's own hooks
             return
         # fresh-ls's own results are plain JSON (or already encoded): dump them once,
         # without pygls's cattrs walk over every value first.
-        self._result_types.pop(msg_id, None)
         try:
             text = result if isinstance(result, Encoded) else json.dumps(
-                result, default=self._serialize_message
+                result, default=self.json_default
             )
         except (TypeError, ValueError):
             log.exception("a result that cannot be encoded")
-            self._send_response(msg_id, error=lsp.ResponseError(code=-32603, message=""))
+            self.answer(msg_id, error=lsp.ResponseError(code=-32603, message=""))
             return
-        body = '{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id) + ', "result": ' + text + "}"
-        self._write_body(body.encode("utf-8"))
-
-    def _write_body(self, body: bytes) -> None:
-        """What pygls's ``_send_data`` writes for one message, given its encoded body."""
-        if self.writer is None:
-            return
-        if self._include_headers:
-            header = (
-                f"Content-Length: {len(body)}\r\n"
-                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            )
-            body = header.encode("ascii") + body
-        self.writer.write(body)
-
-    def handle_message(self, message: Any) -> None:
-        # pygls drops a request that comes after ``shutdown`` without answering, which
-        # leaves the client waiting forever; LSP says to answer it with InvalidRequest.
-        if self._shutdown and isinstance(message, RPCRequest) and message.method != lsp.EXIT:
-            self._send_response(
-                message.id,
-                error=lsp.ResponseError(
-                    code=-32600,
-                    message=f"{message.method}: the server is shutting down (shutdown was "
-                    "received); only exit is accepted now",
-                ),
-            )
-            return
-        super().handle_message(message)
+        self.send_json_answer(msg_id, text)
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
-        conn = self._server.conn
+        conn = self.conn
         opts_raw = params.initialization_options
         if conn.initialized:
             # A second initialize changes nothing, and does not close an authorised
@@ -236,24 +202,30 @@ class FreshProtocol(LanguageServerProtocol):
                 text=text,
             )
         )
-        if (handler := self.fm.features.get(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+        if (handler := self.user_handler(lsp.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             # The text as of this message: the handler runs in its turn, maybe after later
             # changes already reached the workspace copy.
             yield handler, (params, text), None
 
     @lsp_method(lsp.EXIT)
     def lsp_exit(self, *args: Any) -> Any:
-        self._server.conn.on_exit()
+        self.conn.on_exit()
         yield from ()
 
 
 class FreshServer(LanguageServer):
     def __init__(self, conn: ConnectionInfo) -> None:
+        self.conn = conn  # before pygls builds the protocol, which reads its properties
         super().__init__(
             "fresh-ls", __version__, protocol_cls=FreshProtocol, converter_factory=lsp_converter
         )
-        self.conn = conn
         register_features(self)
+
+    @property
+    def fresh_protocol(self) -> FreshProtocol:
+        protocol = self.protocol
+        assert isinstance(protocol, FreshProtocol)
+        return protocol
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Errors the contract defines are answers, not faults: log only the rest."""
@@ -277,11 +249,7 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
     async def _run(conn: ConnectionInfo, params: Any) -> Any:
         try:
             if not conn.authorized:
-                asyncio.get_event_loop().call_later(0.1, conn.close)
-                raise Unauthorized(
-                    "this connection has not presented a valid token in initialize; "
-                    "send initialize with initializationOptions.token first"
-                )
+                raise _refuse(conn)
             if isinstance(params, FreshError):
                 raise params
             result = fn(params)
@@ -297,6 +265,15 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
             raise JsonRpcException(code=-32603, message=INTERNAL_MESSAGE) from None
 
     return handler
+
+
+def _refuse(conn: ConnectionInfo) -> Unauthorized:
+    """The error for a request on a connection without the token, which is then closed."""
+    asyncio.get_event_loop().call_later(0.1, conn.close)
+    return Unauthorized(
+        "this connection has not presented a valid token in initialize; "
+        "send initialize with initializationOptions.token first"
+    )
 
 
 def _path_of(uri: str) -> str | None:
@@ -339,9 +316,6 @@ def register_features(server: FreshServer) -> None:
             p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.viewIds
         )
 
-    def invalid(p: Any) -> Any:
-        raise p if isinstance(p, FreshError) else InvalidParams("params cannot be read")
-
     handlers: dict[str, Callable[[Any], Any]] = {
         "fresh/observe": observe,
         "fresh/stale": lambda p: engine.stale(p.session, p.viewIds),
@@ -350,7 +324,6 @@ def register_features(server: FreshServer) -> None:
         "fresh/forget": lambda p: engine.forget(p.session, p.viewIds),
         "fresh/status": lambda p: engine.status(),
         "fresh/viewText": lambda p: engine.view_text(p.session, p.viewId),
-        INVALID_PARAMS_METHOD: invalid,
     }
     for method, fn in handlers.items():
         server.feature(method)(_guard(server, fn))
@@ -419,7 +392,7 @@ NOTIFICATION_METHODS = frozenset(
 
 def send_error(protocol: FreshProtocol, msg_id: Any, code: int, message: str) -> None:
     """An error answer built here, for messages pygls never sees (framing, envelopes)."""
-    protocol._send_data(
+    protocol.send_message(
         {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
     )
 
@@ -482,6 +455,14 @@ def dispatch_body(protocol: FreshProtocol, body: bytes) -> None:
         return
     try:
         message = protocol.structure_message(data)
+    except InvalidParams as exc:
+        # A standard method with params lsprotocol cannot read: answered here, not dropped
+        # (pygls would never reply); a connection without the token learns nothing of them.
+        if is_request:
+            conn = protocol.conn
+            error = exc if conn.authorized else _refuse(conn)
+            send_error(protocol, msg_id, error.code, error.message)
+        return
     except Exception as exc:
         if is_request and method is not _UNSET:
             code = getattr(exc, "code", -32602)
@@ -507,23 +488,18 @@ async def run_connection(
 ) -> FrameError | None:
     """Read framed messages until EOF, in order. A broken frame is answered (-32600 with a
     null id: its id was never read) and ends this connection only; it is returned."""
-    conn = protocol._server.conn
-    while not stop.is_set():
-        try:
-            body = await frames.read()
-        except EOFError:
-            return None
-        except FrameError as exc:
-            send_error(protocol, None, exc.code, exc.message)
-            return exc
-        dispatch_body(protocol, body)
-        # Let the tasks just made take their place in the connection's queue, and stop
-        # reading while too many wait: a peer that floods gets no unbounded memory.
-        await asyncio.sleep(0)
-        while conn.pending >= MAX_PENDING and not stop.is_set():
-            conn.room.clear()
-            await conn.room.wait()
-    return None
+
+    def broken(exc: FrameError) -> None:
+        send_error(protocol, None, exc.code, exc.message)
+
+    return await read_loop(
+        frames,
+        lambda body: dispatch_body(protocol, body),
+        broken,
+        protocol.conn,
+        MAX_PENDING,
+        stop,
+    )
 
 
 def new_connection_name(kind: str) -> str:
