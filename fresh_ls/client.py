@@ -33,11 +33,11 @@ from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from fresh_ls import errors, steps
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
+from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME
 
 if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip its cost
     import asyncio
 
-STATE_DIR_NAME = ".fresh-ls"
 #: JSON-RPC's own code for a method the server does not know.
 METHOD_NOT_FOUND = -32601
 CLOSED = "the server closed the connection"
@@ -114,7 +114,7 @@ def endpoint_of(
 ) -> dict[str, Any]:
     """The live server's ``endpoint.json`` for a root (or a state dir)."""
     state = Path(state_dir) if state_dir else Path(root or ".").resolve() / STATE_DIR_NAME
-    path = state / "endpoint.json"
+    path = state / ENDPOINT_FILE
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:

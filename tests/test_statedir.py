@@ -28,5 +28,4 @@ def test_no_other_python_module_spells_the_state_dir() -> None:
         text = (REPO / rel).read_text("utf-8")
         if re.search(r"""["']\.fresh-ls["']|["']endpoint\.json["']|["']views\.sqlite3["']""", text):
             spelled.append(rel)
-    # client.py keeps its own spelling until the client core lands (issue 9).
-    assert spelled in ([], ["fresh_ls/client.py"]), spelled
+    assert spelled == [], spelled
