@@ -605,11 +605,15 @@ def _unstructure_factory(conv: cattrs.Converter) -> Callable[[type], Any]:
             optional = get_origin(t) in (Union, types.UnionType) and len(args) == 1
             inner = args[0] if optional else t
             value = f"o.{a.name}"
-            if inner not in _PRIMITIVES:
+            if isinstance(inner, type) and issubclass(inner, enum.Enum):
+                value = f"{value}._value_"  # inlined: no call per field
+            elif _is_tuple(inner) and get_args(inner)[0] in _PRIMITIVES:
+                value = f"list({value})"
+            elif inner not in _PRIMITIVES:
                 globs[f"h{i}"] = conv.get_unstructure_hook(inner)
                 value = f"h{i}({value})"
-                if optional:
-                    value = f"None if o.{a.name} is None else {value}"
+            if optional and value != f"o.{a.name}":
+                value = f"None if o.{a.name} is None else {value}"
             if a.metadata.get(OMIT_NONE):
                 lines.append(f"  if o.{a.name} is not None:")
                 lines.append(f"    res[{key!r}] = {value}")
@@ -627,6 +631,15 @@ def _is_tuple(t: Any) -> bool:
     return get_origin(t) is tuple
 
 
+def _tuple_to_list(conv: cattrs.Converter, t: Any) -> Callable[[Any], list[Any]]:
+    """``tuple[X, ...]`` -> a list, each item through X's own hook (no per-item dispatch)."""
+    item = get_args(t)[0]
+    if item in _PRIMITIVES:
+        return list
+    hook = conv.get_unstructure_hook(item)
+    return lambda seq: [hook(x) for x in seq]
+
+
 def make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=False)
     conv.register_structure_hook(int, _strict(int, "an integer"))
@@ -639,9 +652,7 @@ def make_converter() -> cattrs.Converter:
     conv.register_structure_hook_factory(_is_protocol_class, _structure_factory(conv))
     conv.register_unstructure_hook_factory(_is_protocol_class, _unstructure_factory(conv))
     # Results hold tuples (they are shared); the wire and in-process callers see arrays.
-    conv.register_unstructure_hook_factory(
-        _is_tuple, lambda t: conv.gen_unstructure_iterable(t, unstructure_to=list)
-    )
+    conv.register_unstructure_hook_factory(_is_tuple, lambda t: _tuple_to_list(conv, t))
     return conv
 
 

@@ -16,6 +16,13 @@ from fresh_ls import protocol as proto
 from fresh_ls.core.model import View, ViewAssessment
 from fresh_ls.core.projection import Projection
 
+# The core's statuses, kinds and reasons are plain strings; these look their members up
+# by value (a dict lookup: ``Enum(value)`` costs a call through the metaclass per field).
+_STATUS: dict[str, proto.Status] = {m.value: m for m in proto.Status}
+_UNIT_KIND: dict[str, proto.UnitKind] = {m.value: m for m in proto.UnitKind}
+_VIEW_KIND: dict[str, proto.ViewKind] = {m.value: m for m in proto.ViewKind}
+_REASON: dict[str, proto.OmissionReason] = {m.value: m for m in proto.OmissionReason}
+
 
 def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResult:
     return proto.ObserveResult(
@@ -23,12 +30,12 @@ def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResul
         path=view.path,
         first_line=view.first_line,
         last_line=view.last_line,
-        kind=proto.ViewKind(view.kind),
-        status=proto.Status(assessment.status),
+        kind=_VIEW_KIND[view.kind],
+        status=_STATUS[assessment.status],
         units=tuple(
             proto.ObservedUnit(
                 unit_id=u.unit_id,
-                kind=proto.UnitKind(u.kind),
+                kind=_UNIT_KIND[u.kind],
                 name=u.name,
                 symbol_kind=u.symbol_kind,
                 first_line=u.def_first,
@@ -47,11 +54,11 @@ def stale_view(
     units = []
     for ua, by in zip(a.units, changed_by, strict=True):
         u = ua.unit
-        status = proto.Status(ua.status)
+        status = _STATUS[ua.status]
         units.append(
             proto.StaleUnit(
                 unit_id=u.unit_id,
-                kind=proto.UnitKind(u.kind),
+                kind=_UNIT_KIND[u.kind],
                 name=u.name,
                 symbol_kind=u.symbol_kind,
                 status=status,
@@ -68,8 +75,8 @@ def stale_view(
     return proto.StaleView(
         view_id=v.view_id,
         path=v.path,
-        kind=proto.ViewKind(v.kind),
-        status=proto.Status(a.status),
+        kind=_VIEW_KIND[v.kind],
+        status=_STATUS[a.status],
         editor_dirty=editor_dirty,
         observed=proto.ObservedRange(
             first_line=v.first_line, last_line=v.last_line, sha256=v.observed_sha256
@@ -124,12 +131,12 @@ def _project_body(p: Projection) -> proto.ProjectResult:
             path=e.path,
             first_line=e.first_line,
             last_line=e.last_line,
-            kind=proto.UnitKind(e.kind),
+            kind=_UNIT_KIND[e.kind],
             name=e.name,
             symbol_kind=e.symbol_kind,
             bytes=e.bytes,
             sha256=e.sha256,
-            status=proto.Status(e.status),
+            status=_STATUS[e.status],
             editor_dirty=e.editor_dirty,
             header=e.header,
             text=e.text,
@@ -142,7 +149,7 @@ def _project_body(p: Projection) -> proto.ProjectResult:
             view_ids=tuple(o.view_ids),
             path=o.path,
             name=o.name,
-            reason=proto.OmissionReason(o.reason),
+            reason=_REASON[o.reason],
             bytes=o.bytes,
         )
         for o in p.omitted

@@ -75,7 +75,7 @@ class ConnectionInfo:
     close: Callable[[], None]
     authorized: bool = False
     budget_bytes: int | None = None
-    policy: str | None = None
+    policy: P.Policy | None = None
     listener: Callable[[P.DidInvalidateParams], None] | None = None
     on_authorized: Callable[[], None] | None = None
     initialized: bool = False
