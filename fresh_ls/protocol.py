@@ -319,7 +319,7 @@ class StaleUnit:
     current: LineRange | None
     diff: str | None
     #: ``"self"``, ``"session:<id>"``, ``"editor"``, ``"outside"``, or None (unknown, fresh)
-    changed_by: str | None = attrs.field(metadata=ADDED)
+    changed_by: str | None
 
 
 @attrs.frozen(kw_only=True)

@@ -292,7 +292,7 @@ export interface StaleUnit {
   observed: LineRange;
   current: LineRange | null;
   diff: string | null;
-  changedBy?: string | null; // addition to the contract
+  changedBy: string | null;
 }
 
 export interface StaleView {
