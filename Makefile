@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents
+.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents protocol
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ ext:
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
+
+## make protocol: regenerate fresh_ls/protocol.schema.json and the extension's
+## protocol.generated.ts from fresh_ls/protocol.py (tests/test_ext_contract.py checks both)
+protocol: $(STAMP)
+	$(PY) -m fresh_ls.protocol_ts
 
 ## make soak: the reliability suite at full counts (quick counts run in make test), one line
 ## of figures per test at the end (docs/reliability.md).

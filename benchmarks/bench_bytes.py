@@ -35,6 +35,7 @@ import _common as C
 
 from fresh_ls.core.text import utf8_len
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams, unstructure
 
 SESSION = "agent-1"
 EDITED_FILES = 5
@@ -49,8 +50,12 @@ async def _scenario(shape: str) -> dict[str, Any]:
         views = C.plan_views(corpus, 5)
         engine = await Engine.open(root, Path(tmp) / "state")
         for vid, rel, first, last in views:
-            await engine.observe(SESSION, rel, vid, first, last)
-        assert engine.project(SESSION)["usedBytes"] == 0
+            await engine.observe(
+                ObserveParams(
+                    session=SESSION, path=rel, view_id=vid, first_line=first, last_line=last
+                )
+            )
+        assert engine.project(SESSION).used_bytes == 0
 
         rng = random.Random(3)
         edited = 0
@@ -79,8 +84,8 @@ async def _scenario(shape: str) -> dict[str, Any]:
             (root / rel).write_text("".join(lines), "utf-8")
             edited += 1
 
-        stale = [v for v in engine.stale(SESSION)["views"] if v["status"] != "fresh"]
-        plan = engine.project(SESSION)
+        stale = [v for v in unstructure(engine.stale(SESSION))["views"] if v["status"] != "fresh"]
+        plan = unstructure(engine.project(SESSION))
         await engine.close()
         size = {rel: (root / rel).stat().st_size for rel in corpus.files}
         ranged = 0  # re-reading exactly the stale views' line ranges, as they are now

@@ -39,6 +39,7 @@ from typing import Any
 import _common as C
 
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams
 
 BIG = "src/orders.py"
 BIG_LINES = 5000
@@ -88,7 +89,11 @@ async def _scenario(reps: int) -> dict[str, Any]:
         }
         for session, views in sessions.items():
             for vid, rel, first, last in views:
-                await engine.observe(session, rel, vid, first, last)
+                await engine.observe(
+                    ObserveParams(
+                        session=session, path=rel, view_id=vid, first_line=first, last_line=last
+                    )
+                )
 
         # Two lines outside every view, near the top (P) and the bottom (Q) of the file,
         # for the undo and toggle rows; the main rows edit the other statement lines.
@@ -114,7 +119,11 @@ async def _scenario(reps: int) -> dict[str, Any]:
             """The agent read its views of the big file again (untimed)."""
             for vid, rel, first, last in sessions[session]:
                 if rel == BIG:
-                    await engine.observe(session, rel, vid, first, last)
+                    await engine.observe(
+                        ObserveParams(
+                            session=session, path=rel, view_id=vid, first_line=first, last_line=last
+                        )
+                    )
 
         ops: list[tuple[str, str, Callable[[], Any]]] = []
         for session in sessions:

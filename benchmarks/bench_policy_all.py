@@ -45,6 +45,7 @@ from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import split_lines
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams, unstructure
 
 try:  # the server's JSON-RPC layer, for the row that prices serialising this answer
     from pygls.protocol import default_converter
@@ -181,7 +182,11 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
             async def observe(these: list[ViewSpec]) -> None:
                 for vid, rel, first, last, _ in these:
-                    await engine.observe(SESSION, rel, vid, first, last)
+                    await engine.observe(
+                        ObserveParams(
+                            session=SESSION, path=rel, view_id=vid, first_line=first, last_line=last
+                        )
+                    )
                     client.observe(SESSION, rel, view_id=vid, first_line=first, last_line=last)
 
             await observe(views)
@@ -195,7 +200,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
             for _ in range(WARMUP):
                 ours(), wire(), naive.project()
-            a, b = ours(), wire()
+            a, b = unstructure(ours()), wire()
             _check(a, root, len(views))
             assert _same(a, b), "in process and over stdio disagree"
             assert naive.project()[0] == []
@@ -247,6 +252,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
                     t_naive, _ = C.timed(naive.project)
                     t_second, _ = C.timed(ours)
                 if cycle < 3:
+                    got_ours = unstructure(got_ours)
                     _check(got_ours, root, len(views))
                     assert _same(got_ours, got_wire), "in process and over stdio disagree"
                 if cycle >= WARMUP:

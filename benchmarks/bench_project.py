@@ -33,6 +33,7 @@ from fresh_ls.client import SyncClient
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.text import split_lines
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams
 
 N_FILES = 100
 LINES = (200, 450)
@@ -83,7 +84,11 @@ async def _scenario(reps: int) -> dict[str, Any]:
         client = SyncClient.spawn(root, python=sys.executable)
         try:
             for vid, rel, first, last in views:
-                await engine.observe(SESSION, rel, vid, first, last)
+                await engine.observe(
+                    ObserveParams(
+                        session=SESSION, path=rel, view_id=vid, first_line=first, last_line=last
+                    )
+                )
                 client.observe(SESSION, rel, view_id=vid, first_line=first, last_line=last)
             C.settle(root, corpus.files)  # nothing above wrote them; keep them settled anyway
             naive = Naive(root, views)
@@ -103,9 +108,9 @@ async def _scenario(reps: int) -> dict[str, Any]:
             for _ in range(WARMUP):
                 ours(), wire(), naive.stale(), stale_ours(), noop_wire()
             # correctness of the comparison: nothing changed, everybody agrees
-            assert ours()["usedBytes"] == 0 and wire()["usedBytes"] == 0
+            assert ours().used_bytes == 0 and wire()["usedBytes"] == 0
             assert naive.stale() == []
-            assert all(v["status"] == "fresh" for v in stale_ours()["views"])
+            assert all(v.status == "fresh" for v in stale_ours().views)
 
             samples: dict[str, list[float]] = {
                 k: [] for k in ("ours", "wire", "naive", "stale", "noop")

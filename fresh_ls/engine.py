@@ -18,9 +18,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from fresh_ls import __version__, wire
+from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
@@ -35,7 +36,7 @@ from fresh_ls.plans import Plans
 from fresh_ls.statedir import DATABASE_FILE
 from fresh_ls.store import ViewStore
 
-Notify = Callable[[dict[str, Any]], None]
+Notify = Callable[[proto.DidInvalidateParams], None]
 Clock = Callable[[], float]
 #: What one read of a file gave: its source, or why it cannot serve as one.
 Found = tuple[Source | None, SourceError | None]
@@ -233,34 +234,26 @@ class Engine:
 
     # -- requests -------------------------------------------------------------------------
 
-    async def observe(
-        self,
-        session: str,
-        path: str,
-        view_id: str | None = None,
-        first_line: int | None = None,
-        last_line: int | None = None,
-        text: str | None = None,
-        kind: str = "read",
-    ) -> dict[str, Any]:
-        rel = self.resolve(path)
+    async def observe(self, p: proto.ObserveParams) -> proto.ObserveResult:
+        session, text = p.session, p.text
+        rel = self.resolve(p.path)
         try:
             source = self.current(rel)
         except SourceError as exc:
             raise FileUnreadable(f"path: {exc.message}") from None
         n = source.line_count
         given = split_lines(text) if text is not None else None
-        first, last, whole = observed_range(first_line, last_line, n, given)
+        first, last, whole = observed_range(p.first_line, p.last_line, n, given)
         observed = observed_lines(source, first, last, given)
         units = anchor_view(rel, source, first, last, observed, whole)
         self._seq += 1
         view = View(
             session=session,
-            view_id=view_id or f"v-{uuid.uuid4().hex[:12]}",
+            view_id=p.view_id or f"v-{uuid.uuid4().hex[:12]}",
             path=rel,
             first_line=first,
             last_line=last,
-            kind="editResult" if kind == "editResult" else "read",
+            kind="editResult" if p.kind == proto.ViewKind.EDIT_RESULT else "read",
             seq=self._seq,
             observed_text="".join(observed),
             observed_sha256=sha256_text("".join(observed)),
@@ -272,11 +265,11 @@ class Engine:
         assessment = self._assess(view)
         self._last_status[(session, view.view_id)] = assessment.status
         # Editors list views: a new (or replaced) one is news for their panels too.
-        self._emit({"session": session, "viewIds": [view.view_id], "path": rel})
+        self._emit(session, [view.view_id], rel)
         return wire.observe_result(view, assessment)
 
     @_in_one_moment
-    def stale(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
+    def stale(self, session: str, view_ids: list[str] | None = None) -> proto.StaleResult:
         out = []
         for view in self._session_views(session, view_ids):
             a = self._assess(view)
@@ -286,7 +279,7 @@ class Engine:
             dirty = self.editor_dirty(view.path)
             who = [self.changed_by(session, view, ua) for ua in a.units]
             out.append(wire.stale_view(a, dirty, who))
-        return {"views": out}
+        return proto.StaleResult(views=tuple(out))
 
     def _project(
         self,
@@ -321,7 +314,7 @@ class Engine:
         budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
         policy: str = "stale",
         view_ids: list[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> proto.ProjectResult:
         return wire.project_result(*self._project(session, budget_bytes, policy, view_ids))
 
     @_in_one_moment
@@ -336,7 +329,7 @@ class Engine:
         return wire.project_json(*self._project(session, budget_bytes, policy, view_ids))
 
     @_in_one_moment
-    def commit(self, plan_id: str) -> dict[str, Any]:
+    def commit(self, plan_id: str) -> proto.CommitResult:
         plan = self.plans.get(plan_id)  # UnknownId when unknown or expired
         changed: set[str] = set()
         for path, first, last, sha in plan.entries:
@@ -352,13 +345,13 @@ class Engine:
             view = views.get(view_id)
             if view is not None and self._assess(view).status != "fresh":
                 changed.add(view.path)
-        return {"ok": not changed, "changed": sorted(changed)}
+        return proto.CommitResult(ok=not changed, changed=tuple(sorted(changed)))
 
-    async def forget(self, session: str, view_ids: list[str] | None = None) -> dict[str, Any]:
+    async def forget(self, session: str, view_ids: list[str] | None = None) -> proto.ForgetResult:
         views = self.views.get(session, {})
         ids = list(views) if view_ids is None else [v for v in view_ids if v in views]
         if not ids:
-            return {"forgotten": 0}
+            return proto.ForgetResult(forgotten=0)
         await self.store.delete_views(session, ids)
         by_path: dict[str, list[str]] = {}
         for v in ids:
@@ -370,38 +363,40 @@ class Engine:
         if not views:
             self.views.pop(session, None)
         for path, gone in sorted(by_path.items()):
-            self._emit({"session": session, "viewIds": sorted(gone), "path": path})
-        return {"forgotten": len(ids)}
+            self._emit(session, sorted(gone), path)
+        return proto.ForgetResult(forgotten=len(ids))
 
-    def view_text(self, session: str, view_id: str) -> dict[str, Any]:
+    def view_text(self, session: str, view_id: str) -> proto.ViewTextResult:
         """What a view showed (an addition to the contract: editors diff it against the disk)."""
         view = self._session_views(session, [view_id])[0]
-        return {
-            "viewId": view.view_id,
-            "path": view.path,
-            "kind": view.kind,
-            "firstLine": view.first_line,
-            "lastLine": view.last_line,
-            "text": view.observed_text,
-            "sha256": view.observed_sha256,
-        }
+        return proto.ViewTextResult(
+            view_id=view.view_id,
+            path=view.path,
+            kind=proto.ViewKind(view.kind),
+            first_line=view.first_line,
+            last_line=view.last_line,
+            text=view.observed_text,
+            sha256=view.observed_sha256,
+        )
 
     @_in_one_moment
-    def status(self) -> dict[str, Any]:
+    def status(self) -> proto.StatusResult:
         sessions = []
         for session in sorted(self.views):
             views = self.views[session].values()
             stale = sum(1 for v in views if self._assess(v).status != "fresh")
-            sessions.append({"session": session, "views": len(self.views[session]), "stale": stale})
-        return {
-            "version": __version__,
-            "root": str(self.root),
-            "sessions": sessions,
-            "sources": len(self.sources),
-            "watching": self.watching,
-            "stateDir": str(self.state_dir),
-            "plans": len(self.plans),
-        }
+            sessions.append(
+                proto.SessionSummary(session=session, views=len(self.views[session]), stale=stale)
+            )
+        return proto.StatusResult(
+            version=__version__,
+            root=str(self.root),
+            sessions=tuple(sessions),
+            sources=len(self.sources),
+            watching=self.watching,
+            state_dir=str(self.state_dir),
+            plans=len(self.plans),
+        )
 
     # -- notifications in -----------------------------------------------------------------
 
@@ -461,9 +456,11 @@ class Engine:
                         self._last_status[key] = status
                         by_session.setdefault(session, []).append(view.view_id)
             for session, ids in by_session.items():
-                self._emit({"session": session, "viewIds": sorted(ids), "path": rel})
+                self._emit(session, sorted(ids), rel)
 
-    def _emit(self, payload: dict[str, Any]) -> None:
+    def _emit(self, session: str, view_ids: list[str], path: str) -> None:
+        """Tell every listener (each connection) that these views changed status."""
+        payload = proto.DidInvalidateParams(session=session, view_ids=tuple(view_ids), path=path)
         for listener in list(self.listeners):
             try:
                 listener(payload)

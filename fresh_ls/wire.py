@@ -1,150 +1,165 @@
-"""Shape core results into the contract's JSON objects (camelCase, optional keys omitted).
+"""Shape core results into the contract's typed results (``fresh_ls.protocol``).
 
-Kept apart from the core so the core speaks Python and from the server so the CLI, the
-engine and tests share one definition of every result.
+The one place that turns core objects (views, assessments, projections) into protocol
+objects, kept apart from the core so the core speaks plain Python and from the server so
+the CLI, the engine and tests share one definition of every result. ``protocol.CONVERTER``
+turns those objects into JSON values (camelCase, optional keys omitted).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
+import attrs
+
+from fresh_ls import protocol as proto
 from fresh_ls.core.model import View, ViewAssessment
 from fresh_ls.core.projection import Projection
 
+# The core's statuses, kinds and reasons are plain strings; these look their members up
+# by value (a dict lookup: ``Enum(value)`` costs a call through the metaclass per field).
+_STATUS: dict[str, proto.Status] = {m.value: m for m in proto.Status}
+_UNIT_KIND: dict[str, proto.UnitKind] = {m.value: m for m in proto.UnitKind}
+_VIEW_KIND: dict[str, proto.ViewKind] = {m.value: m for m in proto.ViewKind}
+_REASON: dict[str, proto.OmissionReason] = {m.value: m for m in proto.OmissionReason}
 
-def _named(out: dict[str, Any], name: str | None, symbol_kind: str | None) -> dict[str, Any]:
-    if name is not None:
-        out["name"] = name
-    if symbol_kind is not None:
-        out["symbolKind"] = symbol_kind
-    return out
 
-
-def observe_result(view: View, assessment: ViewAssessment) -> dict[str, Any]:
-    units = []
-    for u in view.units:
-        unit: dict[str, Any] = {"unitId": u.unit_id, "kind": u.kind}
-        _named(unit, u.name, u.symbol_kind)
-        unit["firstLine"], unit["lastLine"] = u.def_first, u.def_last
-        units.append(unit)
-    return {
-        "viewId": view.view_id,
-        "path": view.path,
-        "firstLine": view.first_line,
-        "lastLine": view.last_line,
-        "kind": view.kind,
-        "status": assessment.status,
-        "units": units,
-    }
+def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResult:
+    return proto.ObserveResult(
+        view_id=view.view_id,
+        path=view.path,
+        first_line=view.first_line,
+        last_line=view.last_line,
+        kind=_VIEW_KIND[view.kind],
+        status=_STATUS[assessment.status],
+        units=tuple(
+            proto.ObservedUnit(
+                unit_id=u.unit_id,
+                kind=_UNIT_KIND[u.kind],
+                name=u.name,
+                symbol_kind=u.symbol_kind,
+                first_line=u.def_first,
+                last_line=u.def_last,
+            )
+            for u in view.units
+        ),
+    )
 
 
 def stale_view(
     a: ViewAssessment, editor_dirty: bool, changed_by: list[str | None]
-) -> dict[str, Any]:
+) -> proto.StaleView:
     """``changed_by`` holds, per unit, who made the last change to it (or None)."""
     v = a.view
     units = []
     for ua, by in zip(a.units, changed_by, strict=True):
         u = ua.unit
-        unit: dict[str, Any] = {"unitId": u.unit_id, "kind": u.kind}
-        _named(unit, u.name, u.symbol_kind)
-        unit["status"] = ua.status
-        unit["observed"] = {"firstLine": u.obs_first, "lastLine": u.obs_last}
-        unit["current"] = (
-            {"firstLine": ua.current.first, "lastLine": ua.current.last} if ua.current else None
+        status = _STATUS[ua.status]
+        units.append(
+            proto.StaleUnit(
+                unit_id=u.unit_id,
+                kind=_UNIT_KIND[u.kind],
+                name=u.name,
+                symbol_kind=u.symbol_kind,
+                status=status,
+                observed=proto.LineRange(first_line=u.obs_first, last_line=u.obs_last),
+                current=(
+                    proto.LineRange(first_line=ua.current.first, last_line=ua.current.last)
+                    if ua.current
+                    else None
+                ),
+                diff=ua.diff if status is proto.Status.CHANGED else None,
+                changed_by=by if status is not proto.Status.FRESH else None,
+            )
         )
-        unit["diff"] = ua.diff if ua.status == "changed" else None
-        unit["changedBy"] = by if ua.status != "fresh" else None
-        units.append(unit)
-    return {
-        "viewId": v.view_id,
-        "path": v.path,
-        "kind": v.kind,
-        "status": a.status,
-        "editorDirty": editor_dirty,
-        "observed": {
-            "firstLine": v.first_line,
-            "lastLine": v.last_line,
-            "sha256": v.observed_sha256,
-        },
-        "units": units,
-    }
+    return proto.StaleView(
+        view_id=v.view_id,
+        path=v.path,
+        kind=_VIEW_KIND[v.kind],
+        status=_STATUS[a.status],
+        editor_dirty=editor_dirty,
+        observed=proto.ObservedRange(
+            first_line=v.first_line, last_line=v.last_line, sha256=v.observed_sha256
+        ),
+        units=tuple(units),
+    )
 
 
 class Encoded(str):
     """A result already in its wire encoding (JSON text), sent as it is.
 
-    A ``policy: all`` projection is half a megabyte; turning that dict into JSON on every
-    answer (pygls walks it with cattrs, then dumps it) cost about 10 ms, three times the
-    planning. A cached projection is encoded once; each answer only puts its ``planId``
-    in front."""
+    A ``policy: all`` projection is half a megabyte; turning it into JSON on every answer
+    (pygls walks it with cattrs, then dumps it) cost about 10 ms, three times the planning.
+    A cached projection is encoded once; each answer only puts its ``planId`` in front."""
+
+
+#: What ``json.dumps`` of a body without a plan id starts with; cut off and replaced by
+#: each answer's own ``planId``.
+_NO_PLAN = '{"planId": "", '
+
+
+def project_result(plan_id: str, p: Projection) -> proto.ProjectResult:
+    """The typed result of ``p`` under ``plan_id``. The body is built once per projection
+    (a cached projection is answered again and again) and shared by every answer: it is
+    frozen, its arrays tuples, so a caller cannot change the next answer."""
+    return attrs.evolve(_body(p), plan_id=plan_id)
 
 
 def project_json(plan_id: str, p: Projection) -> Encoded:
-    """``project_result`` as JSON text: the same object, byte for byte what ``json.dumps``
-    gives for it, with the projection's own part encoded once."""
+    """``project_result`` as JSON text: byte for byte ``json.dumps`` of its unstructured
+    form, with the projection's own part unstructured and encoded once."""
     if p.wire_json is None:
-        if p.wire is None:
-            p.wire = _project_body(p)
-        p.wire_json = json.dumps(p.wire)[1:]
+        text = json.dumps(proto.unstructure(_body(p)))
+        assert text.startswith(_NO_PLAN)
+        p.wire_json = text[len(_NO_PLAN) :]
     return Encoded('{"planId": ' + json.dumps(plan_id) + ", " + p.wire_json)
 
 
-def project_result(plan_id: str, p: Projection) -> dict[str, Any]:
-    """The wire shape of ``p`` under ``plan_id``. The shape is built once per projection
-    (a cached projection is answered again and again) and copied for each answer, so a
-    caller that changes its answer cannot change the next one."""
+def _body(p: Projection) -> proto.ProjectResult:
     if p.wire is None:
         p.wire = _project_body(p)
-    body = p.wire
-    return {
-        "planId": plan_id,
-        "entries": [{**e, "viewIds": list(e["viewIds"])} for e in body["entries"]],
-        "omitted": [{**o, "viewIds": list(o["viewIds"])} for o in body["omitted"]],
-        "markers": [dict(m) for m in body["markers"]],
-        "usedBytes": body["usedBytes"],
-        "budgetBytes": body["budgetBytes"],
-        "rendered": body["rendered"],
-    }
+    body: proto.ProjectResult = p.wire
+    return body
 
 
-def _project_body(p: Projection) -> dict[str, Any]:
-    entries = []
-    for e in p.entries:
-        entry: dict[str, Any] = {
-            "unitId": e.unit_id,
-            "label": e.label,
-            "viewIds": list(e.view_ids),
-            "path": e.path,
-            "firstLine": e.first_line,
-            "lastLine": e.last_line,
-            "kind": e.kind,
-        }
-        _named(entry, e.name, e.symbol_kind)
-        entry.update(
+def _project_body(p: Projection) -> proto.ProjectResult:
+    entries = tuple(
+        proto.Entry(
+            unit_id=e.unit_id,
+            label=e.label,
+            view_ids=tuple(e.view_ids),
+            path=e.path,
+            first_line=e.first_line,
+            last_line=e.last_line,
+            kind=_UNIT_KIND[e.kind],
+            name=e.name,
+            symbol_kind=e.symbol_kind,
             bytes=e.bytes,
             sha256=e.sha256,
-            status=e.status,
-            editorDirty=e.editor_dirty,
+            status=_STATUS[e.status],
+            editor_dirty=e.editor_dirty,
             header=e.header,
             text=e.text,
         )
-        entries.append(entry)
-    omitted = []
-    for o in p.omitted:
-        om: dict[str, Any] = {"unitId": o.unit_id, "viewIds": list(o.view_ids), "path": o.path}
-        if o.name is not None:
-            om["name"] = o.name
-        om["reason"] = o.reason
-        if o.bytes is not None:
-            om["bytes"] = o.bytes
-        omitted.append(om)
-    return {
-        "entries": entries,
-        "omitted": omitted,
-        "markers": [{"viewId": m.view_id, "text": m.text} for m in p.markers],
-        "usedBytes": p.used_bytes,
-        "budgetBytes": p.budget_bytes,
-        "rendered": p.rendered,
-    }
+        for e in p.entries
+    )
+    omitted = tuple(
+        proto.Omission(
+            unit_id=o.unit_id,
+            view_ids=tuple(o.view_ids),
+            path=o.path,
+            name=o.name,
+            reason=_REASON[o.reason],
+            bytes=o.bytes,
+        )
+        for o in p.omitted
+    )
+    return proto.ProjectResult(
+        plan_id="",
+        entries=entries,
+        omitted=omitted,
+        markers=tuple(proto.Marker(view_id=m.view_id, text=m.text) for m in p.markers),
+        used_bytes=p.used_bytes,
+        budget_bytes=p.budget_bytes,
+        rendered=p.rendered,
+    )

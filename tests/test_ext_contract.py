@@ -1,200 +1,163 @@
-"""The VS Code extension's protocol.ts and the Python server cannot drift apart.
+"""The VS Code extension's protocol types and the Python server cannot drift apart.
 
-``vscode-ext/src/protocol.ts`` defines every method name and payload type once for the
-extension. This test reads it and checks, both ways:
+The Python classes in ``fresh_ls/protocol.py`` are the one definition of the wire. From them:
 
-- its client methods are exactly the keys of ``fresh_ls.server.params.PARAMS``, and its
-  notifications exactly ``NOTIFICATIONS``;
-- each method's ``*Params`` interface has exactly the fields of the Python params class, a
-  field optional (``?``) in TypeScript exactly when it has a default in Python; the same for
-  ``InitializationOptions``;
+- ``fresh_ls/protocol.schema.json`` (JSON Schema, committed) must be exactly what
+  ``protocol.schema()`` exports now;
+- ``vscode-ext/src/protocol.generated.ts`` must be exactly what ``fresh_ls.protocol_ts``
+  generates from that schema, and ``protocol.ts`` re-exports it instead of declaring its
+  own interfaces;
+- the schema's method tables are the server's (``protocol.PARAMS``, ``NOTIFICATIONS``) and
+  each params type has exactly the fields of its class, optional exactly when it has a
+  default;
 - against a live server: every key of every result (nested objects and arrays included), of
-  the pushed ``fresh/didInvalidate`` and of ``endpoint.json`` is declared in its interface, and
-  every required (non-``?``) field of those interfaces is present.
+  the pushed ``fresh/didInvalidate`` and of ``endpoint.json`` is declared in its schema type
+  with the JSON type it declares, and every required key is present.
+
+Regenerate both files with ``python -m fresh_ls.protocol_ts``.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
+from fresh_ls import protocol as P
+from fresh_ls import protocol_ts
 from fresh_ls.client import SyncClient
-from fresh_ls.server import params as P
 
 PROTOCOL_TS = Path(__file__).resolve().parent.parent / "vscode-ext" / "src" / "protocol.ts"
-
-
-@dataclass
-class Field:
-    name: str
-    optional: bool
-    type: str
-
-
-@dataclass
-class Interface:
-    name: str
-    fields: dict[str, Field] = field(default_factory=dict)
-
-
-@dataclass
-class Protocol:
-    client_methods: dict[str, str]  # key -> method name
-    server_methods: dict[str, str]
-    method_types: dict[str, tuple[str, str]]  # method -> (params interface, result type)
-    notifications: set[str]
-    interfaces: dict[str, Interface]
-
-
-def _strip_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
-
-
-def _const_object(text: str, name: str) -> dict[str, str]:
-    m = re.search(rf"export const {name} = \{{(.*?)\}} as const;", text, re.S)
-    assert m, f"protocol.ts: `export const {name} = {{...}} as const;` not found"
-    return dict(re.findall(r'(\w+):\s*"([^"]+)"', m.group(1)))
-
-
-def parse_protocol(path: Path = PROTOCOL_TS) -> Protocol:
-    text = _strip_comments(path.read_text(encoding="utf-8"))
-    client = _const_object(text, "ClientMethods")
-    server = _const_object(text, "ServerMethods")
-
-    raw: dict[str, tuple[list[str], str]] = {}
-    # `{}` on one line, or a body that closes with `}` alone on a line.
-    pattern = r"export interface (\w+)(?:\s+extends\s+([\w,\s]+?))?\s*\{(\}|\n.*?\n\})"
-    for m in re.finditer(pattern, text, re.S):
-        name, parents, body = m.group(1), m.group(2), m.group(3)
-        raw[name] = ([p.strip() for p in parents.split(",")] if parents else [], body)
-
-    interfaces: dict[str, Interface] = {}
-
-    def build(name: str) -> Interface:
-        if name in interfaces:
-            return interfaces[name]
-        parents, body = raw[name]
-        iface = Interface(name)
-        for parent in parents:
-            iface.fields.update(build(parent).fields)
-        for fm in re.finditer(r"^\s*(\w+)(\?)?:\s*([^;]+);", body, re.M):
-            iface.fields[fm.group(1)] = Field(fm.group(1), bool(fm.group(2)), fm.group(3).strip())
-        interfaces[name] = iface
-        return iface
-
-    for name in raw:
-        build(name)
-
-    table = interfaces.get("ClientMethodTypes")
-    assert table is not None, "protocol.ts: interface ClientMethodTypes not found"
-    body = raw["ClientMethodTypes"][1]
-    method_types = {
-        mm.group(1): (mm.group(2), mm.group(3))
-        for mm in re.finditer(r'"([^"]+)":\s*\{\s*params:\s*(\w+);\s*result:\s*(\w+)\s*\}', body)
-    }
-    nm = re.search(r"CLIENT_NOTIFICATIONS[^=]*=\s*new Set<\w+>\(\[(.*?)\]\)", text, re.S)
-    assert nm, "protocol.ts: CLIENT_NOTIFICATIONS not found"
-    notifications = {client[k] for k in re.findall(r"ClientMethods\.(\w+)", nm.group(1))}
-    return Protocol(client, server, method_types, notifications, interfaces)
+REGENERATE = "run `python -m fresh_ls.protocol_ts` and commit both files"
 
 
 @pytest.fixture(scope="module")
-def proto() -> Protocol:
-    return parse_protocol()
+def schema() -> dict[str, Any]:
+    return protocol_ts.committed_schema()
 
 
-def _python_fields(cls: type) -> dict[str, bool]:
-    """Field name -> optional (has a default)."""
-    return {a.name: a.default is not attrs.NOTHING for a in attrs.fields(cls)}  # type: ignore[arg-type]
+# -- the committed files are the classes' ------------------------------------------------------
 
 
-def _ts_fields(proto: Protocol, name: str) -> dict[str, bool]:
-    assert name in proto.interfaces, f"protocol.ts: interface {name} not found"
-    return {f.name: f.optional for f in proto.interfaces[name].fields.values()}
+def test_committed_schema_is_the_classes() -> None:
+    committed = protocol_ts.SCHEMA_PATH.read_text(encoding="utf-8")
+    assert committed == P.schema_json(), f"{protocol_ts.SCHEMA_PATH.name} is stale: {REGENERATE}"
+
+
+def test_generated_typescript_is_the_schemas(schema: dict[str, Any]) -> None:
+    committed = protocol_ts.TS_PATH.read_text(encoding="utf-8")
+    assert committed == protocol_ts.generate(schema), (
+        f"{protocol_ts.TS_PATH.name} is stale: {REGENERATE}"
+    )
+
+
+def test_protocol_ts_declares_no_wire_type_of_its_own() -> None:
+    text = PROTOCOL_TS.read_text(encoding="utf-8")
+    assert 'export * from "./protocol.generated";' in text
+    assert "export interface" not in text, "wire types belong in fresh_ls/protocol.py"
+    assert "fresh/" not in text.replace("fresh_ls/", ""), "method names come from the schema"
+
+
+def test_schema_module_entry_point(capsys: pytest.CaptureFixture[str]) -> None:
+    assert P.main(["--schema"]) == 0
+    assert json.loads(capsys.readouterr().out) == P.schema()
 
 
 # -- methods and params --------------------------------------------------------------------------
 
 
-def test_client_methods_are_exactly_the_servers(proto: Protocol) -> None:
-    ts = set(proto.client_methods.values())
-    py = set(P.PARAMS)
-    assert ts - py == set(), f"in protocol.ts but not in PARAMS: {sorted(ts - py)}"
-    assert py - ts == set(), f"in PARAMS but not in protocol.ts ClientMethods: {sorted(py - ts)}"
-    assert set(proto.method_types) == py, "ClientMethodTypes must list every method of PARAMS"
-    assert proto.notifications == set(P.NOTIFICATIONS)
+def _python_fields(cls: type) -> dict[str, bool]:
+    """Wire name -> optional (has a default)."""
+    return {P.camel(a.name): a.default is not attrs.NOTHING for a in attrs.fields(cls)}
 
 
-def test_server_notification_is_the_contracts(proto: Protocol) -> None:
-    assert set(proto.server_methods.values()) == {"fresh/didInvalidate"}
+def _schema_fields(schema: dict[str, Any], name: str) -> dict[str, bool]:
+    d = schema["$defs"][name]
+    return {k: k not in d["required"] for k in d["properties"]}
 
 
-@pytest.mark.parametrize("method", sorted(P.PARAMS))
-def test_params_fields_match(proto: Protocol, method: str) -> None:
-    iface, _ = proto.method_types[method]
-    py = _python_fields(P.PARAMS[method])
-    ts = _ts_fields(proto, iface)
-    assert set(ts) == set(py), (
-        f"{method}: {iface} in protocol.ts has {sorted(ts)}, "
-        f"{P.PARAMS[method].__name__} in params.py has {sorted(py)}"
+def test_methods_are_exactly_the_servers(schema: dict[str, Any]) -> None:
+    client = schema["x-clientMethods"]
+    assert set(client) == set(P.CLIENT_METHODS)
+    served = {m for m, d in client.items() if d.get("served", True)}
+    assert served == set(P.PARAMS), f"served: {sorted(served ^ set(P.PARAMS))}"
+    assert {m for m, d in client.items() if "result" not in d} == set(P.NOTIFICATIONS)
+    assert set(schema["x-serverMethods"]) == {"fresh/didInvalidate"}
+    assert set(client) >= {
+        "fresh/observe", "fresh/stale", "fresh/project", "fresh/commit", "fresh/forget",
+        "fresh/status", "fresh/checkEdit", "fresh/gate", "fresh/didWrite",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("method", sorted(P.CLIENT_METHODS))
+def test_params_fields_match(schema: dict[str, Any], method: str) -> None:
+    name = schema["x-clientMethods"][method]["params"]
+    cls = P.CLIENT_METHODS[method].params
+    assert name == cls.__name__
+    assert _schema_fields(schema, name) == _python_fields(cls)
+
+
+def test_initialization_options_match(schema: dict[str, Any]) -> None:
+    assert _schema_fields(schema, "InitializationOptions") == _python_fields(
+        P.InitializationOptions
     )
-    for name, optional in py.items():
-        assert ts[name] == optional, (
-            f"{method}: {iface}.{name} is {'optional' if ts[name] else 'required'} in protocol.ts "
-            f"but {'has a default' if optional else 'is required'} in params.py"
-        )
+    assert set(_python_fields(P.InitializationOptions)) == {"token", "budgetBytes", "policy"}
 
 
-def test_initialization_options_match(proto: Protocol) -> None:
-    assert _ts_fields(proto, "InitializationOptions") == _python_fields(P.InitializationOptions)
+# -- values against the schema -------------------------------------------------------------------
 
 
-def test_parser_sees_what_is_there() -> None:
-    """The checks above are only as good as the parser: it must read nested and inherited types."""
-    proto = parse_protocol()
-    stale_view = proto.interfaces["StaleView"].fields
-    assert stale_view["observed"].type == "ObservedRange"
-    assert set(proto.interfaces["ObservedRange"].fields) == {"firstLine", "lastLine", "sha256"}
-    assert proto.interfaces["StaleUnit"].fields["current"].type == "LineRange | null"
-    assert proto.method_types["fresh/stale"] == ("StaleParams", "StaleResult")
-
-
-# -- results against a live server ---------------------------------------------------------------
-
-
-def _check(proto: Protocol, type_name: str, value: Any, where: str, seen: set[str]) -> None:
-    """``value`` conforms to ``type_name`` by keys, recursively; records the interfaces seen."""
-    t = type_name.strip()
-    if t.endswith("| null"):
-        if value is None:
+def _check(schema: dict[str, Any], type_: Any, value: Any, where: str, seen: set[str]) -> None:
+    """``value`` conforms to ``type_`` (a schema type, or the name of one of its ``$defs``),
+    recursively: no undeclared key, every required key, the declared JSON types."""
+    if isinstance(type_, str):
+        type_ = {"$ref": f"#/$defs/{type_}"}
+    if "$ref" in type_:
+        name = type_["$ref"].rsplit("/", 1)[1]
+        d = schema["$defs"][name]
+        if "enum" in d:
+            assert value in d["enum"], f"{where}: {value!r} is not one of {name} {d['enum']}"
             return
-        t = t[: -len("| null")].strip()
-    if t.endswith("[]"):
-        assert isinstance(value, list), f"{where}: expected an array for {type_name}"
-        for i, item in enumerate(value):
-            _check(proto, t[:-2], item, f"{where}[{i}]", seen)
+        assert isinstance(value, dict), f"{where}: expected an object for {name}, got {value!r}"
+        seen.add(name)
+        props = d["properties"]
+        extra = set(value) - set(props)
+        assert not extra, (
+            f"{where}: the server returns {sorted(extra)}, which {name} in the schema lacks"
+        )
+        missing = set(d["required"]) - set(value)
+        assert not missing, (
+            f"{where}: {name} in the schema requires {sorted(missing)}, the server omits it"
+        )
+        for key, val in value.items():
+            _check(schema, props[key], val, f"{where}.{key}", seen)
         return
-    iface = proto.interfaces.get(t)
-    if iface is None:
-        return  # a primitive or a string union: keys are what this test is about
-    assert isinstance(value, dict), f"{where}: expected an object for {t}, got {value!r}"
-    seen.add(t)
-    extra = set(value) - set(iface.fields)
-    assert not extra, f"{where}: the server returns {sorted(extra)}, which {t} in protocol.ts lacks"
-    missing = {n for n, f in iface.fields.items() if not f.optional and n not in value}
-    assert not missing, (
-        f"{where}: {t} in protocol.ts requires {sorted(missing)}, the server omits it"
-    )
-    for name, val in value.items():
-        _check(proto, iface.fields[name].type, val, f"{where}.{name}", seen)
+    if "anyOf" in type_:
+        if value is None and {"type": "null"} in type_["anyOf"]:
+            return
+        options = [t for t in type_["anyOf"] if t != {"type": "null"}]
+        assert len(options) == 1, f"{where}: unions of several types are not checked"
+        _check(schema, options[0], value, where, seen)
+        return
+    t = type_["type"]
+    if t == "array":
+        assert isinstance(value, list), f"{where}: expected an array, got {value!r}"
+        for i, item in enumerate(value):
+            _check(schema, type_["items"], item, f"{where}[{i}]", seen)
+        return
+    ok = {
+        "string": lambda v: isinstance(v, str),
+        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+        "boolean": lambda v: isinstance(v, bool),
+        "null": lambda v: v is None,
+    }[t]
+    assert ok(value), f"{where}: expected {t}, got {value!r}"
 
 
 CART = (
@@ -204,7 +167,7 @@ CART = (
 
 
 @pytest.mark.timeout(60)
-def test_results_match_a_live_server(proto: Protocol, tmp_path: Path) -> None:
+def test_results_match_a_live_server(schema: dict[str, Any], tmp_path: Path) -> None:
     (tmp_path / "cart.py").write_text(CART)
     (tmp_path / "big.py").write_text(
         "".join(f"def f{i}():\n    return {i}\n\n" for i in range(400))
@@ -214,10 +177,11 @@ def test_results_match_a_live_server(proto: Protocol, tmp_path: Path) -> None:
         tmp_path, python=sys.executable, extra_args=["--listen", "--no-watch"]
     )
     try:
-        result_of = {m: r for m, (_, r) in proto.method_types.items()}
+        methods = schema["x-clientMethods"]
+        result_of = {m: d["result"] for m, d in methods.items() if "result" in d}
 
         def call(method: str, value: Any, label: str) -> Any:
-            _check(proto, result_of[method], value, label, seen)
+            _check(schema, result_of[method], value, label, seen)
             return value
 
         call(
@@ -249,14 +213,14 @@ def test_results_match_a_live_server(proto: Protocol, tmp_path: Path) -> None:
         invalidations = [n for n in client.notifications if n["method"] == "fresh/didInvalidate"]
         assert invalidations, "the server pushed no fresh/didInvalidate"
         for n in invalidations:
-            _check(proto, "DidInvalidateParams", n["params"], "didInvalidate", seen)
+            _check(schema, "DidInvalidateParams", n["params"], "didInvalidate", seen)
 
         endpoint = json.loads((tmp_path / ".fresh-ls" / "endpoint.json").read_text())
-        _check(proto, "Endpoint", endpoint, "endpoint.json", seen)
+        _check(schema, "Endpoint", endpoint, "endpoint.json", seen)
     finally:
         client.close()
 
-    # Every result interface was exercised, so none can drift unnoticed.
+    # Every result type a served method returns was exercised, so none can drift unnoticed.
     wanted = {
         "ObserveResult", "ObservedUnit", "StaleResult", "StaleView", "StaleUnit", "LineRange",
         "ObservedRange", "ProjectResult", "Entry", "Omission", "Marker", "CommitResult",
@@ -266,22 +230,25 @@ def test_results_match_a_live_server(proto: Protocol, tmp_path: Path) -> None:
     assert wanted <= seen, f"not exercised: {sorted(wanted - seen)}"
 
 
-def test_checks_catch_drift(tmp_path: Path) -> None:
-    """A protocol.ts that lost a result field or renamed a param fails the checks above."""
-    text = PROTOCOL_TS.read_text(encoding="utf-8")
-    drifted = tmp_path / "protocol.ts"
-    drifted.write_text(
-        text.replace("  plans?: number;\n", "").replace(
-            "  firstLine?: number;\n", "  first?: number;\n", 1
-        )
-    )
-    proto = parse_protocol(drifted)
+def test_checks_catch_drift(schema: dict[str, Any]) -> None:
+    """A schema that lost a result field, or a class renamed, fails the checks above."""
+    drifted = copy.deepcopy(schema)
+    del drifted["$defs"]["StatusResult"]["properties"]["plans"]
     status = {
         "version": "0", "root": "/", "sessions": [], "sources": 0, "watching": True,
         "stateDir": "/s", "plans": 0,
     }  # fmt: skip
+    _check(schema, "StatusResult", status, "status", set())
     with pytest.raises(AssertionError, match=r"returns \['plans'\]"):
-        _check(proto, "StatusResult", status, "status", set())
-    assert set(_ts_fields(proto, "ObserveParams")) != set(_python_fields(P.ObserveParams))
+        _check(drifted, "StatusResult", status, "status", set())
     with pytest.raises(AssertionError, match="requires"):
-        _check(proto, "ObserveResult", {"viewId": "v"}, "observe", set())
+        _check(schema, "ObserveResult", {"viewId": "v"}, "observe", set())
+    with pytest.raises(AssertionError, match="expected integer"):
+        _check(schema, "StatusResult", {**status, "sources": "0"}, "status", set())
+    with pytest.raises(AssertionError, match="not one of Status"):
+        _check(schema, "Status", "stale", "status", set())
+    renamed = copy.deepcopy(schema)
+    props = renamed["$defs"]["ObserveParams"]["properties"]
+    props["first"] = props.pop("firstLine")
+    assert protocol_ts.generate(renamed) != protocol_ts.generate(schema)
+    assert _schema_fields(renamed, "ObserveParams") != _python_fields(P.ObserveParams)

@@ -24,6 +24,7 @@ from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams
 
 NAMES = ["alpha", "beta", "gamma", "delta", "total", "add"]
 BODY = ["x = 1", "return x", "y = x + 1", "pass", "print(x)", "return None", ""]
@@ -142,20 +143,28 @@ def test_engine_edit_sequences_on_disk(data: st.DataObject, text: str) -> None:
                     if n:
                         first = data.draw(st.integers(1, n))
                         last = data.draw(st.integers(first, n))
-                        r = await engine.observe("s", "m.py", f"v{step}", first, last)
+                        r = await engine.observe(
+                            ObserveParams(
+                                session="s",
+                                path="m.py",
+                                view_id=f"v{step}",
+                                first_line=first,
+                                last_line=last,
+                            )
+                        )
                         lines = split_lines(current)
-                        observed[r["viewId"]] = (first, last, "".join(lines[first - 1 : last]))
+                        observed[r.view_id] = (first, last, "".join(lines[first - 1 : last]))
                     current = data.draw(edits(current))
                     path.write_text(current)
                     lines = split_lines(current)
-                    for v in engine.stale("s")["views"]:
-                        first, last, seen = observed[v["viewId"]]
+                    for v in engine.stale("s").views:
+                        first, last, seen = observed[v.view_id]
                         if "".join(lines[first - 1 : last]) != seen:
-                            assert v["status"] != "fresh"
+                            assert v.status != "fresh"
                     p = engine.project("s", 131072, "all")
-                    for e in p["entries"]:
-                        assert e["text"] == "".join(lines[e["firstLine"] - 1 : e["lastLine"]])
-                    assert engine.commit(p["planId"])["ok"] is True
+                    for e in p.entries:
+                        assert e.text == "".join(lines[e.first_line - 1 : e.last_line])
+                    assert engine.commit(p.plan_id).ok is True
             finally:
                 await engine.close()
 

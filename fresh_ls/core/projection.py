@@ -138,9 +138,10 @@ class Projection:
     rendered: str
     used_bytes: int
     budget_bytes: int
-    #: the wire shape of this projection without its plan id, built once by
-    #: ``fresh_ls.wire.project_result`` (a cached projection is answered again and again)
-    wire: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: the typed result (``fresh_ls.protocol.ProjectResult``) of this projection without
+    #: its plan id, built once by ``fresh_ls.wire`` (a cached projection is answered again
+    #: and again)
+    wire: Any = field(default=None, compare=False, repr=False)
     #: ``wire`` as JSON text, without its opening brace (``planId`` goes first per answer).
     wire_json: str | None = field(default=None, compare=False, repr=False)
 

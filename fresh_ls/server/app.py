@@ -13,10 +13,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pygls.io_ import StdoutWriter
 
+from fresh_ls import protocol
 from fresh_ls.engine import Engine
 from fresh_ls.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limit
 from fresh_ls.server.connection import (
@@ -115,9 +115,9 @@ class App:
         self.waiting: OrderedDict[str, Callable[[], None]] = OrderedDict()
 
     def _attach(self, server: FreshServer) -> None:
-        def notify(payload: dict[str, Any]) -> None:
+        def notify(payload: protocol.DidInvalidateParams) -> None:
             if server.conn.authorized:
-                server.protocol.notify("fresh/didInvalidate", payload)
+                server.protocol.notify(protocol.DID_INVALIDATE, protocol.unstructure(payload))
 
         self.engine.listeners.append(notify)
         server.conn.listener = notify

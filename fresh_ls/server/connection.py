@@ -32,11 +32,11 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from fresh_ls import __version__
+from fresh_ls import protocol as P
 from fresh_ls.core.projection import DEFAULT_BUDGET_BYTES
 from fresh_ls.engine import Engine
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
 from fresh_ls.framing import FrameError, FrameReader
-from fresh_ls.server import params as P
 from fresh_ls.server.documents import apply_change
 from fresh_ls.server.lsp_converter import lsp_converter
 from fresh_ls.server.pygls_adapter import AdaptedProtocol, read_loop
@@ -75,8 +75,8 @@ class ConnectionInfo:
     close: Callable[[], None]
     authorized: bool = False
     budget_bytes: int | None = None
-    policy: str | None = None
-    listener: Callable[[dict[str, Any]], None] | None = None
+    policy: P.Policy | None = None
+    listener: Callable[[P.DidInvalidateParams], None] | None = None
     on_authorized: Callable[[], None] | None = None
     initialized: bool = False
     #: Requests and notifications take effect in the order sent (contract v1.1): each
@@ -174,7 +174,7 @@ class FreshProtocol(AdaptedProtocol):
         conn.initialized = True
         if conn.on_authorized is not None:
             conn.on_authorized()
-        conn.budget_bytes = opts.budgetBytes
+        conn.budget_bytes = opts.budget_bytes
         conn.policy = opts.policy
         return (yield from super().lsp_initialize(params))
 
@@ -306,24 +306,31 @@ def register_features(server: FreshServer) -> None:
     conn = server.conn
     engine = conn.engine
 
-    def observe(p: P.ObserveParams) -> Awaitable[dict[str, Any]]:
-        return engine.observe(p.session, p.path, p.viewId, p.firstLine, p.lastLine, p.text, p.kind)
+    # Each handler returns the JSON value of its typed result, through the protocol's one
+    # converter (``FreshProtocol._send_response`` dumps it once); ``fresh/project`` returns
+    # its encoding, made once per projection.
+
+    async def observe(p: P.ObserveParams) -> Any:
+        return P.unstructure(await engine.observe(p))
+
+    async def forget(p: P.ForgetParams) -> Any:
+        return P.unstructure(await engine.forget(p.session, p.view_ids))
 
     def project(p: P.ProjectParams) -> Encoded:
-        budget = p.budgetBytes if p.budgetBytes is not None else conn.budget_bytes
-        policy = p.policy or conn.policy or "stale"
+        budget = p.budget_bytes if p.budget_bytes is not None else conn.budget_bytes
+        policy = p.policy or conn.policy or P.Policy.STALE
         return engine.project_encoded(
-            p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.viewIds
+            p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.view_ids
         )
 
     handlers: dict[str, Callable[[Any], Any]] = {
-        "fresh/observe": observe,
-        "fresh/stale": lambda p: engine.stale(p.session, p.viewIds),
-        "fresh/project": project,
-        "fresh/commit": lambda p: engine.commit(p.planId),
-        "fresh/forget": lambda p: engine.forget(p.session, p.viewIds),
-        "fresh/status": lambda p: engine.status(),
-        "fresh/viewText": lambda p: engine.view_text(p.session, p.viewId),
+        P.OBSERVE: observe,
+        P.STALE: lambda p: P.unstructure(engine.stale(p.session, p.view_ids)),
+        P.PROJECT: project,
+        P.COMMIT: lambda p: P.unstructure(engine.commit(p.plan_id)),
+        P.FORGET: forget,
+        P.STATUS: lambda p: P.unstructure(engine.status()),
+        P.VIEW_TEXT: lambda p: P.unstructure(engine.view_text(p.session, p.view_id)),
     }
     for method, fn in handlers.items():
         server.feature(method)(_guard(server, fn))
@@ -366,7 +373,7 @@ def register_features(server: FreshServer) -> None:
         engine.sync(rels)
 
     for method, fn in (
-        ("fresh/didWrite", did_write),
+        (P.DID_WRITE, did_write),
         (lsp.TEXT_DOCUMENT_DID_OPEN, did_open),
         (lsp.TEXT_DOCUMENT_DID_CHANGE, did_change),
         (lsp.TEXT_DOCUMENT_DID_SAVE, did_save),

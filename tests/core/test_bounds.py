@@ -15,7 +15,7 @@ from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import FUZZY_PAIR_BUDGET, FuzzyBudget, assess_unit, assess_view
 from fresh_ls.core.text import split_lines
 from fresh_ls.errors import InvalidParams
-from fresh_ls.server.params import DidWriteParams, ObserveParams, parse
+from fresh_ls.protocol import DidWriteParams, ObserveParams, parse
 
 # -- path length ---------------------------------------------------------------------------
 

@@ -13,12 +13,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
+import pytest
+
 from fresh_ls import wire
 from fresh_ls.core import projection as proj
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams, ProjectResult, unstructure
 
 CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
 UTIL = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\nLIMIT = 3\n"
@@ -31,7 +35,7 @@ def from_scratch(
     policy: str = "stale",
     view_ids: list[str] | None = None,
     dirty: frozenset[str] = frozenset(),
-) -> dict[str, Any]:
+) -> ProjectResult:
     """The projection as the rule gives it, from the bytes on disk, nothing reused."""
     views = engine._session_views(session, view_ids)
     sources: dict[str, Source] = {}
@@ -47,8 +51,9 @@ def from_scratch(
     return body(wire.project_result("-", proj.plan(assessments, sources, budget, policy, dirty)))
 
 
-def body(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "planId"}
+def body(result: ProjectResult) -> ProjectResult:
+    """The result without its plan id (each answer has its own)."""
+    return attrs.evolve(result, plan_id="")
 
 
 def write(path: Path, text: str) -> None:
@@ -69,15 +74,23 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
     engine = await Engine.open(root, tmp_path / "state")
     cache = engine.projections
     try:
-        await engine.observe("s", "cart.py", "whole")
-        await engine.observe("s", "cart.py", "line9", 9, 9)
-        await engine.observe("s", "util.py", "add", 1, 2)
-        await engine.observe("s", "util.py", "limit", 8, 8)
-        await engine.observe("other", "util.py", "o1", 5, 6)
+        await engine.observe(ObserveParams(session="s", path="cart.py", view_id="whole"))
+        await engine.observe(
+            ObserveParams(session="s", path="cart.py", view_id="line9", first_line=9, last_line=9)
+        )
+        await engine.observe(
+            ObserveParams(session="s", path="util.py", view_id="add", first_line=1, last_line=2)
+        )
+        await engine.observe(
+            ObserveParams(session="s", path="util.py", view_id="limit", first_line=8, last_line=8)
+        )
+        await engine.observe(
+            ObserveParams(session="other", path="util.py", view_id="o1", first_line=5, last_line=6)
+        )
 
         state: dict[str, Any] = {"budget": proj.DEFAULT_BUDGET_BYTES, "policy": "all"}
 
-        def check(expect_hit: bool, dirty: frozenset[str] = frozenset()) -> dict[str, Any]:
+        def check(expect_hit: bool, dirty: frozenset[str] = frozenset()) -> ProjectResult:
             hits = cache.hits
             got = engine.project("s", state["budget"], state["policy"], state.get("ids"))
             assert (cache.hits == hits + 1) is expect_hit
@@ -85,22 +98,28 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
                 engine, "s", state["budget"], state["policy"], state.get("ids"), dirty
             )
             assert body(got) == want
-            for e in got["entries"]:
-                disk = split_lines((root / e["path"]).read_bytes().decode("utf-8"))
-                assert e["text"] == "".join(disk[e["firstLine"] - 1 : e["lastLine"]])
+            for e in got.entries:
+                disk = split_lines((root / e.path).read_bytes().decode("utf-8"))
+                assert e.text == "".join(disk[e.first_line - 1 : e.last_line])
             # the same request again, nothing changed: the cache, the same answer
             again = engine.project("s", state["budget"], state["policy"], state.get("ids"))
-            assert body(again) == body(got) and again["planId"] != got["planId"]
+            assert body(again) == body(got) and again.plan_id != got.plan_id
             assert cache.hits == hits + (2 if expect_hit else 1)
             return got
 
         first = check(expect_hit=False)
-        assert len(first["markers"]) == 4
+        assert len(first.markers) == 4
 
         # an answer changed by its caller does not change the next one
-        first["entries"][0]["text"] = "tampered"
-        first["entries"][0]["viewIds"].append("tampered")
-        first["markers"].clear()
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            first.entries[0].text = "tampered"  # type: ignore[misc]
+        assert isinstance(first.entries[0].view_ids, tuple)
+        assert isinstance(first.markers, tuple)
+        # ... nor does a caller's change to its JSON form
+        as_json = unstructure(first)
+        as_json["entries"][0]["text"] = "tampered"
+        as_json["entries"][0]["viewIds"].append("tampered")
+        as_json["markers"].clear()
         check(expect_hit=True)
 
         # an edit inside a view (same size: only the content differs)
@@ -110,14 +129,20 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
         write(root / "util.py", UTIL.replace("LIMIT = 3", "LIMIT = 4"))
         check(expect_hit=False)
         # a new observe, a re-observe of the same view id, a forget
-        await engine.observe("s", "util.py", "sub", 5, 6)
+        await engine.observe(
+            ObserveParams(session="s", path="util.py", view_id="sub", first_line=5, last_line=6)
+        )
         check(expect_hit=False)
-        await engine.observe("s", "cart.py", "line9", 8, 10)
+        await engine.observe(
+            ObserveParams(session="s", path="cart.py", view_id="line9", first_line=8, last_line=10)
+        )
         check(expect_hit=False)
         await engine.forget("s", ["add"])
         check(expect_hit=False)
         # another session's observe and forget change nothing of this one
-        await engine.observe("other", "cart.py", "o2", 1, 1)
+        await engine.observe(
+            ObserveParams(session="other", path="cart.py", view_id="o2", first_line=1, last_line=1)
+        )
         await engine.forget("other", ["o1"])
         check(expect_hit=True)
         # budget, policy, viewIds
@@ -140,7 +165,7 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
         # a file deleted, then written back
         (root / "util.py").unlink()
         gone = check(expect_hit=False)
-        assert any(o["reason"] == "deleted" for o in gone["omitted"])
+        assert any(o.reason == "deleted" for o in gone.omitted)
         write(root / "util.py", UTIL)
         check(expect_hit=False)
     finally:
@@ -157,15 +182,15 @@ async def test_an_unchanged_file_keeps_its_texts_across_an_edit_of_another(
     write(root / "util.py", UTIL)
     engine = await Engine.open(root, tmp_path / "state")
     try:
-        await engine.observe("s", "cart.py", "whole")
-        await engine.observe("s", "util.py", "all")
-        before = {e["path"]: e for e in engine.project("s", policy="all")["entries"]}
+        await engine.observe(ObserveParams(session="s", path="cart.py", view_id="whole"))
+        await engine.observe(ObserveParams(session="s", path="util.py", view_id="all"))
+        before = {e.path: e for e in engine.project("s", policy="all").entries}
         slices = engine.projections.slices
         kept = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))
         write(root / "util.py", UTIL.replace("LIMIT = 3", "LIMIT = 9"))
-        after = {e["path"]: e for e in engine.project("s", policy="all")["entries"]}
+        after = {e.path: e for e in engine.project("s", policy="all").entries}
         assert after["cart.py"] == before["cart.py"]
-        assert after["util.py"]["text"] == UTIL.replace("LIMIT = 3", "LIMIT = 9")
+        assert after["util.py"].text == UTIL.replace("LIMIT = 3", "LIMIT = 9")
         again = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))
         assert again is kept
     finally:

@@ -1,14 +1,17 @@
 """The projection the server sends as pre-encoded JSON is the very object ``project``
-returns: the same keys and values, whichever policy, budget or cache state made it."""
+returns, unstructured by the protocol's converter: the same keys and values, whichever
+policy, budget or cache state made it."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams, unstructure
 from fresh_ls.wire import Encoded
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
@@ -26,20 +29,38 @@ async def test_encoded_projection_is_the_project_result(
     (root / "notes é.md").write_text("# Ünïcode\n\nline \u2028 two\n")
     engine = await Engine.open(root, tmp_path / "state")
     try:
-        await engine.observe("s", "cart.py", "whole")
-        await engine.observe("s", "cart.py", "line9", 9, 9)
-        await engine.observe("s", "notes é.md", "n", 1, 3)
+        for path, view_id, first, last in [
+            ("cart.py", "whole", None, None),
+            ("cart.py", "line9", 9, 9),
+            ("notes é.md", "n", 1, 3),
+        ]:
+            await engine.observe(
+                ObserveParams(
+                    session="s", path=path, view_id=view_id, first_line=first, last_line=last
+                )
+            )
         (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
         for _ in range(2):  # planned, then served from the cache
             plain = engine.project("s", budget, policy)
             encoded = engine.project_encoded("s", budget, policy)
             assert isinstance(encoded, Encoded)
             decoded = json.loads(encoded)
-            assert decoded["planId"] != plain["planId"]
-            plain.pop("planId")
+            assert decoded["planId"] != plain.plan_id
+            # byte for byte what the one converter makes of the typed result
+            assert encoded == json.dumps(
+                unstructure(attrs.evolve(plain, plan_id=decoded["planId"]))
+            )
+            plain_json = unstructure(plain)
+            plain_json.pop("planId")
             decoded.pop("planId")
-            assert decoded == plain
-            assert list(decoded) == ["entries", "omitted", "markers", "usedBytes",
-                                     "budgetBytes", "rendered"]
+            assert decoded == plain_json
+            assert list(decoded) == [
+                "entries",
+                "omitted",
+                "markers",
+                "usedBytes",
+                "budgetBytes",
+                "rendered",
+            ]
     finally:
         await engine.close()
