@@ -30,6 +30,7 @@ from fresh_ls.client import (
 )
 from fresh_ls.harness.rewrite import Format, ResultId, Rewritten, ViewIds, rewrite_request
 from fresh_ls.toolcalls.numbered import parse_cat_n, plain_lines
+from fresh_ls.toolcalls.roots import AgentRoots
 from fresh_ls.toolcalls.sed import parse_sed
 from fresh_ls.toolcalls.shell_effects import Read, analyze
 from fresh_ls.toolcalls.shell_parse import Pipeline, parse
@@ -113,10 +114,10 @@ class ShellBridge:
         self.agent_root = posixpath.normpath(agent_root or os.path.abspath(root))
         # Without a separate agent_root, both spellings of the root name it (a symlinked
         # temp dir and its real path).
-        self._roots = [self.agent_root]
+        spellings = [self.agent_root]
         if agent_root is None and str(self.root) != self.agent_root:
-            self._roots.append(str(self.root))
-        self.cwd = cwd or self.agent_root
+            spellings.append(str(self.root))
+        self.paths = AgentRoots(self.root, spellings, cwd or self.agent_root)
         self.policy = policy
         self.budget_bytes = budget_bytes
         self.paths_seen: set[str] = set()
@@ -124,23 +125,16 @@ class ShellBridge:
 
     # -- paths ----------------------------------------------------------------------------
 
+    @property
+    def cwd(self) -> str:
+        return self.paths.cwd
+
     def rel(self, path: str, cwd: str | None = None) -> str | None:
         """The root-relative path of ``path`` as the agent wrote it, or None outside."""
-        full = posixpath.normpath(posixpath.join(cwd or self.cwd, path))
-        for root in self._roots:
-            prefix = root.rstrip("/") + "/"
-            if full.startswith(prefix):
-                return full[len(prefix) :]
-        return None
+        return self.paths.rel(path, cwd)
 
     def _text_of(self, path: str, cwd: str | None) -> str | None:
-        rel = self.rel(path, cwd)
-        if rel is None:
-            return None
-        try:
-            return (self.root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        return self.paths.text_of(path, cwd)
 
     def _total_of(self, path: str, cwd: str | None) -> int | None:
         text = self._text_of(path, cwd)

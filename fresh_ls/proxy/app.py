@@ -26,7 +26,6 @@ import asyncio
 import contextlib
 import json
 import os
-import posixpath
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
 from fresh_ls.proxy.responses import arewrite_responses
 from fresh_ls.proxy.shapes import Shape, session_of, shape_of, tool_calls
 from fresh_ls.toolcalls.agents import Seen, Wrote, recognize
+from fresh_ls.toolcalls.roots import AgentRoots
 
 #: Headers that belong to one hop, never forwarded (RFC 9110 section 7.6.1), and those
 #: aiohttp sets itself from the body it sends.
@@ -103,10 +103,10 @@ class Proxy:
         log_requests: str | os.PathLike[str] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
-        self._roots = [str(self.root)]
+        spellings = [str(self.root)]
         if os.path.abspath(root) != str(self.root):
-            self._roots.append(os.path.abspath(root))
-        self.cwd = agent_cwd or str(self.root)
+            spellings.append(os.path.abspath(root))
+        self.paths = AgentRoots(self.root, spellings, agent_cwd or str(self.root))
         self.upstream = upstream.rstrip("/")
         self.connect = connect
         self.fail_open = fail_open
@@ -162,22 +162,6 @@ class Proxy:
 
     # -- paths ----------------------------------------------------------------------------
 
-    def rel(self, path: str, cwd: str | None) -> str | None:
-        full = posixpath.normpath(posixpath.join(cwd or self.cwd, path))
-        for root in self._roots:
-            prefix = root.rstrip("/") + "/"
-            if full.startswith(prefix):
-                return full[len(prefix) :]
-        return None
-
-    def _text_of(self, path: str, cwd: str | None) -> str | None:
-        rel = self.rel(path, cwd)
-        if rel is None:
-            return None
-        try:
-            return (self.root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
 
     # -- one request ----------------------------------------------------------------------
 
@@ -272,8 +256,8 @@ class Proxy:
                 if call.call_id in state.views:
                     held.append(call.call_id)
                 continue
-            for effect in recognize(call, self.cwd, self._text_of):
-                rel = self.rel(effect.path, effect.cwd)
+            for effect in recognize(call, self.paths.cwd, self.paths.text_of):
+                rel = self.paths.rel(effect.path, effect.cwd)
                 if rel is None:
                     continue
                 if isinstance(effect, Wrote):

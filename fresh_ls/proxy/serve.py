@@ -79,9 +79,8 @@ async def running_proxy(
     record = state / record_name
     try:
         await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        bound = sockets[0].getsockname()[1] if sockets else port
+        addresses = runner.addresses  # (host, port) of each bound socket
+        bound = addresses[0][1] if addresses else port
         url = f"http://{HOST}:{bound}"
         _write_private(record, {"url": url, "upstream": upstream, "pid": os.getpid()})
         proxy.record_path = record  # type: ignore[attr-defined]
