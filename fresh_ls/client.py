@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
 from fresh_ls import errors, steps
+from fresh_ls import methods as M
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME
 
@@ -354,11 +355,11 @@ class _Requests(Generic[_R, _N]):
             text=text,
             kind=kind,
         )
-        return self._result("fresh/observe", params)
+        return self._result(M.OBSERVE, params)
 
     def stale(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/stale``: ``{views: [...]}`` with statuses, diffs and who changed what."""
-        return self._result("fresh/stale", _params(session=session, view_ids=view_ids))
+        return self._result(M.STALE, _params(session=session, view_ids=view_ids))
 
     def project(
         self,
@@ -373,27 +374,27 @@ class _Requests(Generic[_R, _N]):
         params = _params(
             session=session, budget_bytes=budget_bytes, policy=policy, view_ids=view_ids
         )
-        return self._result("fresh/project", params)
+        return self._result(M.PROJECT, params)
 
     def commit(self, plan_id: str) -> _R:
         """``fresh/commit``: ``{ok, changed}``."""
-        return self._result("fresh/commit", {"planId": plan_id})
+        return self._result(M.COMMIT, {"planId": plan_id})
 
     def forget(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/forget``: ``{forgotten}``."""
-        return self._result("fresh/forget", _params(session=session, view_ids=view_ids))
+        return self._result(M.FORGET, _params(session=session, view_ids=view_ids))
 
     def status(self) -> _R:
         """``fresh/status``: ``{version, root, sessions, sources, watching, stateDir, ...}``."""
-        return self._result("fresh/status", {})
+        return self._result(M.STATUS, {})
 
     def view_text(self, session: str, view_id: str) -> _R:
         """``fresh/viewText`` (an addition): what a view showed."""
-        return self._result("fresh/viewText", {"session": session, "viewId": view_id})
+        return self._result(M.VIEW_TEXT, {"session": session, "viewId": view_id})
 
     def did_write(self, path: str, session: str | None = None) -> _N:
         """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
-        return self.notify("fresh/didWrite", _params(path=path, session=session))
+        return self.notify(M.DID_WRITE, _params(path=path, session=session))
 
 
 class SyncClient(_Requests[Result, None]):

@@ -46,17 +46,19 @@ VERSION = "1.2"
 
 # -- method names ---------------------------------------------------------------------------
 
-OBSERVE = "fresh/observe"
-STALE = "fresh/stale"
-PROJECT = "fresh/project"
-COMMIT = "fresh/commit"
-FORGET = "fresh/forget"
-STATUS = "fresh/status"
-VIEW_TEXT = "fresh/viewText"  # an addition to the contract
-CHECK_EDIT = "fresh/checkEdit"  # v1.2, not served yet (-32601)
-GATE = "fresh/gate"  # v1.2, not served yet (-32601)
-DID_WRITE = "fresh/didWrite"
-DID_INVALIDATE = "fresh/didInvalidate"
+from fresh_ls.methods import (  # noqa: E402 (defined apart so clients skip this module)
+    CHECK_EDIT,
+    COMMIT,
+    DID_INVALIDATE,
+    DID_WRITE,
+    FORGET,
+    GATE,
+    OBSERVE,
+    PROJECT,
+    STALE,
+    STATUS,
+    VIEW_TEXT,
+)
 
 #: Error codes of the contract, by the name the extension uses.
 ERROR_CODES: dict[str, int] = {
