@@ -274,11 +274,10 @@ class Engine:
         for view in self._session_views(session, view_ids):
             a = self._assess(view)
             source, _ = self._current_or_none(view.path)
-            for ua in a.units:
-                diff_of(view.path, ua, source)
+            diffs = [diff_of(view.path, ua, source) for ua in a.units]
             dirty = self.editor_dirty(view.path)
             who = [self.changed_by(session, view, ua) for ua in a.units]
-            out.append(wire.stale_view(a, dirty, who))
+            out.append(wire.stale_view(a, dirty, who, diffs))
         return proto.StaleResult(views=tuple(out))
 
     def _project(

@@ -47,12 +47,16 @@ def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResul
 
 
 def stale_view(
-    a: ViewAssessment, editor_dirty: bool, changed_by: list[str | None]
+    a: ViewAssessment,
+    editor_dirty: bool,
+    changed_by: list[str | None],
+    diffs: list[str | None],
 ) -> proto.StaleView:
-    """``changed_by`` holds, per unit, who made the last change to it (or None)."""
+    """Per unit, ``changed_by`` holds who made the last change to it (or None) and
+    ``diffs`` its unified diff (``staleness.diff_of``; None unless ``changed``)."""
     v = a.view
     units = []
-    for ua, by in zip(a.units, changed_by, strict=True):
+    for ua, by, diff in zip(a.units, changed_by, diffs, strict=True):
         u = ua.unit
         status = _STATUS[ua.status]
         units.append(
@@ -68,7 +72,7 @@ def stale_view(
                     if ua.current
                     else None
                 ),
-                diff=ua.diff if status is proto.Status.CHANGED else None,
+                diff=diff if status is proto.Status.CHANGED else None,
                 changed_by=by if status is not proto.Status.FRESH else None,
             )
         )

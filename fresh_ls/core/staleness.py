@@ -180,7 +180,8 @@ def _changed(
 
 
 def diff_of(path: str, ua: UnitAssessment, source: Source | None) -> str | None:
-    """The unified diff of a ``changed`` unit (None otherwise), computed once and kept."""
+    """The unified diff of a ``changed`` unit (None otherwise). Memoised on the assessment
+    (which is cached per view and content), and returned: callers take the value."""
     if ua.status != "changed" or ua.current is None:
         return None
     if ua.diff is None:
