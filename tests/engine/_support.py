@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams, ObserveResult, unstructure
 
 
 class FakeClock:
@@ -33,9 +34,31 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), "utf-8")
 
 
+async def observe(
+    engine: Engine,
+    session: str,
+    path: str,
+    view_id: str,
+    first_line: int | None = None,
+    last_line: int | None = None,
+    text: str | None = None,
+) -> ObserveResult:
+    """``fresh/observe`` as a harness sends it."""
+    return await engine.observe(
+        ObserveParams(
+            session=session,
+            path=path,
+            view_id=view_id,
+            first_line=first_line,
+            last_line=last_line,
+            text=text,
+        )
+    )
+
+
 def unit(engine: Engine, session: str, view_id: str) -> dict[str, Any]:
-    """The single unit of a view, as ``stale`` answers it."""
-    (view,) = engine.stale(session, [view_id])["views"]
+    """The single unit of a view, as ``stale`` answers it on the wire."""
+    (view,) = unstructure(engine.stale(session, [view_id]))["views"]
     (only,) = view["units"]
     return dict(only)
 

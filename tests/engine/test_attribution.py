@@ -11,21 +11,22 @@ from pathlib import Path
 
 from fresh_ls.attribution import CLAIM_WINDOW_S
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import unstructure
 
-from ._support import MOD, FakeClock, changed_by, edit, unit
+from ._support import MOD, FakeClock, changed_by, edit, observe, unit
 
 
 async def _observed(engine: Engine, root: Path, session: str = "s") -> None:
     (root / "m.py").write_text(MOD)
-    await engine.observe(session, "m.py", "one", 1, 2)
-    await engine.observe(session, "m.py", "two", 5, 6)
+    await observe(engine, session, "m.py", "one", 1, 2)
+    await observe(engine, session, "m.py", "two", 5, 6)
 
 
 async def test_a_write_then_its_did_write_is_that_sessions(
     engine: Engine, root: Path, clock: FakeClock
 ) -> None:
     await _observed(engine, root)
-    await engine.observe("agent-2", "m.py", "theirs", 1, 2)
+    await observe(engine, "agent-2", "m.py", "theirs", 1, 2)
     clock.advance(1)
     edit(root / "m.py", "return 1", "return 10")
     engine.did_write("agent-2", "m.py")
@@ -113,16 +114,16 @@ async def test_an_editor_buffer_only_sets_editor_dirty_and_its_save_is_the_edito
     await _observed(engine, root)
     edited = MOD.replace("return 1", "return 10")
     engine.editor_update("conn-1", "m.py", edited)
-    (view,) = engine.stale("s", ["one"])["views"]
+    (view,) = unstructure(engine.stale("s", ["one"]))["views"]
     assert (view["status"], view["editorDirty"]) == ("fresh", True)
     clock.advance(1)
     (root / "m.py").write_text(edited)
     engine.editor_saved("conn-1", "m.py")
-    (view,) = engine.stale("s", ["one"])["views"]
+    (view,) = unstructure(engine.stale("s", ["one"]))["views"]
     assert (view["status"], view["editorDirty"]) == ("changed", False)
     assert view["units"][0]["changedBy"] == "editor"
     engine.editor_closed("conn-1", "m.py")
-    assert engine.stale("s", ["one"])["views"][0]["editorDirty"] is False
+    assert unstructure(engine.stale("s", ["one"]))["views"][0]["editorDirty"] is False
 
 
 async def test_two_sessions_each_get_the_lines_they_changed(
@@ -137,11 +138,12 @@ async def test_two_sessions_each_get_the_lines_they_changed(
     assert changed_by(engine, "agent-1", "one") == "self"
     assert changed_by(engine, "agent-1", "two") == "session:agent-2"
     # The last change to the file counts only when none touched the unit's lines.
-    await engine.observe("agent-2", "m.py", "both", 1, 6)
+    await observe(engine, "agent-2", "m.py", "both", 1, 6)
     clock.advance(1)
     edit(root / "m.py", "return 10", "return 100")
     engine.did_write("agent-1", "m.py")
-    by = [u["changedBy"] for u in engine.stale("agent-2", ["both"])["views"][0]["units"]]
+    (view,) = unstructure(engine.stale("agent-2", ["both"]))["views"]
+    by = [u["changedBy"] for u in view["units"]]
     assert by[0] == "session:agent-1"
 
 
@@ -151,12 +153,12 @@ async def test_a_change_seen_before_the_view_is_not_news_to_it(
     """Order, not the clock, tells which changes came after a view: the clock stands still
     here, and a change seen by the very read that observed the view is not counted."""
     (root / "m.py").write_text(MOD)
-    await engine.observe("s", "m.py", "first", 1, 2)
+    await observe(engine, "s", "m.py", "first", 1, 2)
     edit(root / "m.py", "return 1", "return 10")
     engine.did_write("agent-2", "m.py")
     # Observed with the text a tool returned before the write: changed at once, but no
     # change was seen since this view was observed.
-    await engine.observe("s", "m.py", "late", 1, 2, text="def one():\n    return 1\n")
+    await observe(engine, "s", "m.py", "late", 1, 2, text="def one():\n    return 1\n")
     assert unit(engine, "s", "late")["status"] == "changed"
     assert unit(engine, "s", "late")["changedBy"] is None
     assert changed_by(engine, "s", "first") == "session:agent-2"

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.engine import Engine
+from fresh_ls.protocol import DidInvalidateParams, unstructure
 
-from ._support import MOD, FakeClock, edit, unit
+from ._support import MOD, FakeClock, edit, observe, unit
 
 
 async def test_a_file_changed_between_two_reads_of_one_request_is_seen_once(
@@ -20,11 +21,11 @@ async def test_a_file_changed_between_two_reads_of_one_request_is_seen_once(
 ) -> None:
     path = root / "m.py"
     path.write_text(MOD)
-    await engine.observe("s", "m.py", "one", 1, 2)
+    await observe(engine, "s", "m.py", "one", 1, 2)
     heard: list[dict[str, Any]] = []
 
-    def undo_on_first_news(payload: dict[str, Any]) -> None:
-        heard.append(payload)
+    def undo_on_first_news(payload: DidInvalidateParams) -> None:
+        heard.append(unstructure(payload))
         if len(heard) == 1:
             path.write_text(MOD)  # mid-request: the edit is undone on disk
 
@@ -52,7 +53,7 @@ async def test_a_did_write_reads_the_file_once_for_its_claim_and_its_sync(
 ) -> None:
     path = root / "m.py"
     path.write_text(MOD)
-    await engine.observe("s", "m.py", "one", 1, 2)
+    await observe(engine, "s", "m.py", "one", 1, 2)
     engine.listeners.append(lambda _: path.write_text(MOD.replace("return 1", "return 11")))
     edit(path, "return 1", "return 10")
     engine.did_write("agent-2", "m.py")  # its sync tells the listener, who writes again
@@ -73,7 +74,7 @@ async def test_a_request_reads_each_file_once_whatever_its_views(
     path = root / "m.py"
     path.write_text(MOD)
     for first, last in ((1, 2), (5, 6), (1, 6)):
-        await engine.observe("s", "m.py", f"v{first}-{last}", first, last)
+        await observe(engine, "s", "m.py", f"v{first}-{last}", first, last)
     reads: list[str] = []
     get = engine.sources.get
 
@@ -92,5 +93,5 @@ async def test_the_engine_takes_its_time_from_its_clock(
     engine: Engine, root: Path, clock: FakeClock
 ) -> None:
     (root / "m.py").write_text(MOD)
-    await engine.observe("s", "m.py", "one", 1, 2)
+    await observe(engine, "s", "m.py", "one", 1, 2)
     assert engine.views["s"]["one"].observed_at == clock.now

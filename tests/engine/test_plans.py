@@ -12,19 +12,20 @@ import pytest
 from fresh_ls.engine import Engine
 from fresh_ls.errors import UNKNOWN_ID, UnknownId
 from fresh_ls.plans import PLAN_TTL_S, PLANS_KEPT
+from fresh_ls.protocol import unstructure
 
-from ._support import MOD, FakeClock
+from ._support import MOD, FakeClock, observe
 
 
 async def _plans(engine: Engine, session: str, count: int) -> list[str]:
-    return [engine.project(session)["planId"] for _ in range(count)]
+    return [engine.project(session).plan_id for _ in range(count)]
 
 
 @pytest.fixture
 async def viewed(engine: Engine, root: Path) -> Engine:
     (root / "m.py").write_text(MOD)
     for session in ("a", "b"):
-        await engine.observe(session, "m.py", "one", 1, 2)
+        await observe(engine, session, "m.py", "one", 1, 2)
     return engine
 
 
@@ -46,7 +47,7 @@ async def test_a_plan_older_than_the_ttl_but_among_the_newest_is_kept(
     plans = await _plans(viewed, "a", PLANS_KEPT)
     clock.advance(PLAN_TTL_S * 10)
     for plan_id in plans:
-        assert viewed.commit(plan_id) == {"ok": True, "changed": []}
+        assert unstructure(viewed.commit(plan_id)) == {"ok": True, "changed": []}
 
 
 async def test_a_plan_beyond_the_newest_but_younger_than_the_ttl_is_kept(
@@ -55,7 +56,7 @@ async def test_a_plan_beyond_the_newest_but_younger_than_the_ttl_is_kept(
     plans = await _plans(viewed, "a", PLANS_KEPT + 5)
     clock.advance(PLAN_TTL_S)  # not older than the TTL yet
     await _plans(viewed, "a", 1)
-    assert all(viewed.commit(p)["ok"] for p in plans)
+    assert all(viewed.commit(p).ok for p in plans)
 
 
 async def test_a_plan_beyond_both_is_refused_with_the_unknown_id_error(
@@ -65,11 +66,11 @@ async def test_a_plan_beyond_both_is_refused_with_the_unknown_id_error(
     clock.advance(PLAN_TTL_S + 1)
     # Expired by the clock alone, before any new plan of the session prunes it.
     _expired(viewed, plans[0])
-    assert viewed.commit(plans[1])["ok"] is True
+    assert viewed.commit(plans[1]).ok is True
     await _plans(viewed, "a", 1)
     _expired(viewed, plans[0])
     _expired(viewed, plans[1])
-    assert viewed.commit(plans[2])["ok"] is True
+    assert viewed.commit(plans[2]).ok is True
 
 
 async def test_an_unknown_plan_is_refused(viewed: Engine) -> None:
@@ -83,14 +84,14 @@ async def test_pruning_looks_only_at_the_plans_own_session(
     clock.advance(PLAN_TTL_S + 1)
     await _plans(viewed, "b", PLANS_KEPT + 4)
     # Session b's plans pruned nothing of session a's, expired as four of them are.
-    assert viewed.status()["plans"] == 2 * (PLANS_KEPT + 4)
+    assert viewed.status().plans == 2 * (PLANS_KEPT + 4)
     for plan_id in old[:4]:
         _expired(viewed, plan_id)
     await _plans(viewed, "a", 1)
-    assert viewed.status()["plans"] == (PLANS_KEPT + 4) + PLANS_KEPT
-    assert all(viewed.commit(p)["ok"] for p in old[5:])
+    assert viewed.status().plans == (PLANS_KEPT + 4) + PLANS_KEPT
+    assert all(viewed.commit(p).ok for p in old[5:])
 
 
 async def test_a_plan_is_dated_by_the_engines_clock(viewed: Engine, clock: FakeClock) -> None:
-    plan_id = viewed.project("a")["planId"]
+    plan_id = viewed.project("a").plan_id
     assert viewed.plans.get(plan_id).created == clock.now
