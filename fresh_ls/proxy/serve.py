@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from aiohttp import web
 
@@ -45,32 +45,40 @@ def _write_private(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+class ProxyOptions(TypedDict, total=False):
+    """What ``fresh-ls proxy`` takes beside its root and upstream (declared once)."""
+
+    port: int  # 0: a free one
+    state_dir: Path | None
+    fail_open: bool
+    policy: str | None
+    budget_bytes: int | None
+    log_requests: Path | None
+
+
 @contextlib.asynccontextmanager
 async def running_proxy(
     root: Path,
     upstream: str,
     *,
-    port: int = 0,
-    state_dir: Path | None = None,
-    fail_open: bool = False,
-    policy: str | None = None,
-    budget_bytes: int | None = None,
-    log_requests: Path | None = None,
     connect: Any = None,
     record_name: str = PROXY_FILE,
+    **options: Unpack[ProxyOptions],
 ) -> AsyncIterator[tuple[Proxy, str]]:
     """The proxy, listening on 127.0.0.1; yields it and its base URL. ``connect``: how it
     gets its fresh-ls client (default: the root's running server, else a new one)."""
     root = root.resolve()
+    state_dir = options.get("state_dir")
+    port = options.get("port", 0)
     state = state_dir or statedir.default_state_dir(root)
     proxy = Proxy(
         root,
         upstream,
         connect or (lambda: connect_server(root, state_dir)),
-        fail_open=fail_open,
-        policy=policy,
-        budget_bytes=budget_bytes,
-        log_requests=log_requests,
+        fail_open=options.get("fail_open", False),
+        policy=options.get("policy"),
+        budget_bytes=options.get("budget_bytes"),
+        log_requests=options.get("log_requests"),
     )
     await proxy.start()
     runner = proxy.runner()
@@ -93,32 +101,13 @@ async def running_proxy(
         await proxy.close()
 
 
-async def serve_proxy(
-    root: Path,
-    upstream: str,
-    *,
-    port: int = 0,
-    state_dir: Path | None = None,
-    fail_open: bool = False,
-    policy: str | None = None,
-    budget_bytes: int | None = None,
-    log_requests: Path | None = None,
-) -> int:
+async def serve_proxy(root: Path, upstream: str, **options: Unpack[ProxyOptions]) -> int:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    async with running_proxy(
-        root,
-        upstream,
-        port=port,
-        state_dir=state_dir,
-        fail_open=fail_open,
-        policy=policy,
-        budget_bytes=budget_bytes,
-        log_requests=log_requests,
-    ) as (proxy, url):
+    async with running_proxy(root, upstream, **options) as (proxy, url):
         print(f"fresh-ls proxy: {url} -> {upstream}", flush=True)
         record = Path(proxy.record_path)  # type: ignore[attr-defined]
         last: dict[str, Any] = {}
