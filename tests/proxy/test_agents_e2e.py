@@ -622,8 +622,9 @@ def _aider_checks(run: subprocess.CompletedProcess[str], model: Any, root: Path)
 
 @needs_aider
 def test_aider_through_the_proxy(workspace: Path, start_proxy) -> None:
-    """aider has no tool results: its file blocks pass through the proxy untouched, and the
-    task finishes."""
+    """aider has no tool results: its file blocks become views, and as aider re-reads the
+    files for every request they are current and pass through the proxy untouched; the task
+    finishes."""
     from tests.proxy.scripted_model import ScriptedModel
 
     _setup(workspace)
@@ -643,8 +644,9 @@ def test_aider_through_the_proxy(workspace: Path, start_proxy) -> None:
 @needs_aider
 def test_aider_control_sends_the_file_as_it_is_now(workspace: Path) -> None:
     """Measured, not assumed: without the proxy too, aider's second request carries calc.py
-    as changed, because aider re-reads the files in the chat for every request. There is no
-    stale file view in aider's requests for the proxy to replace (docs/harnesses.md)."""
+    as changed, because aider re-reads the files in the chat for every request. A change
+    between requests leaves no stale block for the proxy to replace; only one after aider
+    built a request does (test_aider_block_stale_in_flight_*, docs/harnesses.md)."""
     from tests.proxy.scripted_model import ScriptedModel
 
     _setup(workspace)
