@@ -228,42 +228,42 @@ def block_views(shape: Shape, body: Mapping[str, Any]) -> list[BlockView]:
 
 
 def reply_writes(shape: Shape, body: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """aider's SEARCH/REPLACE edits in the assistant replies of a chat request:
-    ``(reply id, paths written)`` per reply that has edits, the example conversation skipped
-    and each edit a later user message reports as failed to match left out. The reply id,
-    ``aider-reply:<digest>`` (``#2``… for a repeat), is the same in every request."""
+    """aider's SEARCH/REPLACE edits in the assistant replies of a chat request that offers
+    no tools (aider's requests): ``(reply id, paths written)`` per reply that has edits, the
+    example conversation skipped and each edit a later user message reports as failed to
+    match left out. The reply id, ``aider-reply:<digest>`` (``#2``… for a repeat), is the
+    same in every request."""
     messages = body.get("messages") if shape == "chat" else None
-    if not isinstance(messages, list):
+    if not isinstance(messages, list) or body.get("tools") or body.get("functions"):
         return []
-    found: list[tuple[str, list[str]]] = []
-    counts: dict[str, int] = {}
+    edits_at: dict[int, list[aider.Edit]] = {}
+    failed_at: dict[int, set[tuple[str, str, str]]] = {}
     for index in range(_after_examples(messages), len(messages)):
         message = messages[index]
-        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        if not isinstance(message, Mapping) or not isinstance(message.get("content"), str):
             continue
-        content = message.get("content")
-        if not isinstance(content, str):
-            continue
-        edits = aider.edit_blocks(content)
-        if not edits:
-            continue
+        content = message["content"]
+        if message.get("role") == "assistant" and "SEARCH" in content:
+            edits = aider.edit_blocks(content)
+            if edits:
+                edits_at[index] = edits
+        elif message.get("role") == "user" and "SearchReplaceNoExactMatch" in content:
+            failed_at[index] = aider.failed_edits(content)
+    found: list[tuple[str, list[str]]] = []
+    counts: dict[str, int] = {}
+    replies = sorted(edits_at)
+    for n, index in enumerate(replies):
+        until = replies[n + 1] if n + 1 < len(replies) else len(messages)
         failed: set[tuple[str, str, str]] = set()
-        for later in messages[index + 1 :]:
-            if not isinstance(later, Mapping):
-                continue
-            text = later.get("content")
-            if not isinstance(text, str):
-                continue
-            if later.get("role") == "assistant" and aider.edit_blocks(text):
-                break
-            if later.get("role") == "user":
-                failed |= aider.failed_edits(text)
+        for at, reported in failed_at.items():
+            if index < at < until:
+                failed |= reported
         paths: list[str] = []
-        for edit in edits:
+        for edit in edits_at[index]:
             if (edit.path, edit.original, edit.updated) in failed or edit.path in paths:
                 continue
             paths.append(edit.path)
-        key = f"aider-reply:{_digest(content)}"
+        key = f"aider-reply:{_digest(messages[index]['content'])}"
         counts[key] = counts.get(key, 0) + 1
         found.append((key if counts[key] == 1 else f"{key}#{counts[key]}", paths))
     return found

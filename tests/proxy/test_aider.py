@@ -159,6 +159,10 @@ def test_reply_writes_skip_examples_and_failed_edits() -> None:
     writes = reply_writes("chat", {"messages": messages})
     assert [paths for _, paths in writes] == [["other.py"], ["calc.py"]]
     assert all(rid.startswith("aider-reply:") for rid, _ in writes)
+    again = reply_writes("chat", {"messages": [*messages, {"role": "user", "content": "t"}]})
+    assert again == writes  # the same ids in the next request
+    # a request that offers tools is not aider's: its text replies are no edits
+    assert reply_writes("chat", {"messages": messages, "tools": [{"type": "function"}]}) == []
 
 
 # -- through the proxy ------------------------------------------------------------------------
