@@ -245,3 +245,19 @@ def test_file_block_dataclass_spans() -> None:
     message = files_message([("a.py", "x\n")])
     (block,) = file_blocks(message)
     assert block == FileBlock("a.py", "x\n", len(PREFIX) + 1, len(message) - 1)
+
+
+async def test_two_stale_blocks_in_one_message(workspace: Path) -> None:
+    """Spans are replaced last first: each marker lands where its block was."""
+    (workspace / "a.py").write_text(CHANGED)
+    (workspace / "b.py").write_text("b = 2\n")
+    (workspace / "c.py").write_text("c = 1\n")
+    body = aider_body([("a.py", SOURCE), ("c.py", "c = 1\n"), ("b.py", "b = 1\n")])
+    async with proxied(workspace) as (model, _proxy, url):
+        await _post(url + "/v1/chat/completions", body)
+        content = model.model_requests[-1].body["messages"][5]["content"]
+        head, rest = content.split("\n[fresh-ls] aider:a.py:", 1)
+        assert head == PREFIX
+        middle, tail = rest.split("\n[fresh-ls] aider:b.py:", 1)
+        assert middle.endswith(".\n\nc.py\n```\nc = 1\n```\n")
+        assert tail.endswith("\n") and "b = 1" not in tail and "```" not in tail
