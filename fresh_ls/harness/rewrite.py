@@ -43,6 +43,8 @@ from fresh_ls import steps
 Format = Literal["openai", "anthropic"]
 ViewIds = Mapping[str, str] | Callable[[str], str | None] | None
 ResultId = Callable[[Mapping[str, Any]], str | None]
+#: (message index, message) -> the views held in parts of its string content: (id, start, end)
+ResultSpans = Callable[[int, Mapping[str, Any]], list[tuple[str, int, int]]]
 
 #: The line put before the rendered projection. Constant, so it never breaks a cache.
 PROJECTION_HEADER = (
@@ -74,6 +76,8 @@ class ToolResult:
     message: int  # index in ``messages``
     block: int | None  # Anthropic: index of the ``tool_result`` block in that message
     call_id: str
+    #: a part of the message's string content, ``content[start:end]`` (None: all of it)
+    span: tuple[int, int] | None = None
 
 
 @dataclass
@@ -132,13 +136,17 @@ def detect_format(request: Any) -> Format:
 
 
 def find_tool_results(
-    messages: list[Any], fmt: Format, result_id: ResultId | None = None
+    messages: list[Any],
+    fmt: Format,
+    result_id: ResultId | None = None,
+    result_spans: ResultSpans | None = None,
 ) -> list[ToolResult]:
     """Every tool result of the request, in order.
 
     ``result_id`` names the result carried by a message that has no tool-call id of its own
     (a text-based agent puts each command's output in a plain user message): it returns that
-    message's id, or None.
+    message's id, or None. ``result_spans`` names the results held in parts of a message's
+    string content (aider's fenced file blocks): ``(id, start, end)`` each, in order.
     """
     found: list[ToolResult] = []
     for index, message in enumerate(messages):
@@ -159,6 +167,9 @@ def find_tool_results(
             named = result_id(message)
             if named is not None:
                 found.append(ToolResult(index, None, named))
+        if result_spans is not None and isinstance(message.get("content"), str):
+            for named, start, end in result_spans(index, message):
+                found.append(ToolResult(index, None, named, (start, end)))
     return found
 
 
@@ -193,12 +204,17 @@ def _apply(
     messages = messages_of(out)
     markers = {m["viewId"]: m["text"] for m in plan.get("markers", [])}
     replaced: dict[str, str] = {}
-    for result in results:
+    # Spans are replaced last in a message first, so the offsets of the others still hold.
+    for result in sorted(results, key=lambda r: (r.span is None, -(r.span or (0, 0))[0])):
         view_id = view_of(result.call_id)
         if view_id is None or view_id not in markers:
             continue
         message = messages[result.message]
-        if result.block is None:
+        if result.span is not None:
+            start, end = result.span
+            content = message["content"]
+            message["content"] = content[:start] + markers[view_id] + content[end:]
+        elif result.block is None:
             message["content"] = _replaced_content(message.get("content"), markers[view_id])
         else:
             block = message["content"][result.block]
@@ -246,13 +262,14 @@ def _steps(
     budget_bytes: int | None = None,
     forget_missing: bool = True,
     result_id: ResultId | None = None,
+    result_spans: ResultSpans | None = None,
     header: str = PROJECTION_HEADER,
 ) -> Generator[_Call, Any, Rewritten]:
     messages = messages_of(request)
     form: Format = fmt or detect_format(request)
     if form not in ("openai", "anthropic"):
         raise RewriteError(f"fmt: expected 'openai' or 'anthropic', got {form!r}")
-    results = find_tool_results(messages, form, result_id)
+    results = find_tool_results(messages, form, result_id, result_spans)
     view_of = _resolver(view_ids)
     in_request = {v for v in (view_of(r.call_id) for r in results) if v is not None}
     known = yield _Call("stale", (session,), {})
@@ -282,7 +299,7 @@ class RewriteOptions(TypedDict, total=False):
     """The keywords of ``rewrite_request`` and ``arewrite_request``, each optional (the
     defaults are ``_steps``'s): ``view_ids`` (None), ``fmt`` (None: detected), ``policy``
     and ``budget_bytes`` (None: the connection's), ``forget_missing`` (True),
-    ``result_id`` (None) and ``header`` (``PROJECTION_HEADER``)."""
+    ``result_id`` and ``result_spans`` (None) and ``header`` (``PROJECTION_HEADER``)."""
 
     view_ids: ViewIds
     fmt: Format | None
@@ -290,6 +307,7 @@ class RewriteOptions(TypedDict, total=False):
     budget_bytes: int | None
     forget_missing: bool
     result_id: ResultId | None
+    result_spans: ResultSpans | None
     header: str
 
 

@@ -10,7 +10,9 @@ Completions, OpenAI Responses):
 2. each tool result not seen before in that session is read with the recognizers
    (``fresh_ls.toolcalls.agents``): a file view becomes ``fresh/observe`` (view id: the tool
    call's id; ``text``: what the tool showed, its line numbers stripped), a write
-   ``fresh/didWrite``;
+   ``fresh/didWrite``; aider's fenced file blocks (``shapes.block_views``) are views too
+   (view id ``aider:<path>:<digest>``, ``text``: the block's content) and its SEARCH/REPLACE
+   replies (``shapes.reply_writes``) writes;
 3. when the request holds a tool result that is a view, it is rewritten with the harness
    rewriter (``arewrite_request``; Responses through ``responses.arewrite_responses``):
    markers for stale views, the current code at the end, ``fresh/commit`` last.
@@ -44,7 +46,15 @@ from fresh_ls.client import (
 )
 from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
 from fresh_ls.proxy.responses import arewrite_responses
-from fresh_ls.proxy.shapes import Shape, session_of, shape_of, tool_calls
+from fresh_ls.proxy.shapes import (
+    BlockView,
+    Shape,
+    block_views,
+    reply_writes,
+    session_of,
+    shape_of,
+    tool_calls,
+)
 from fresh_ls.toolcalls.agents import Seen, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
 
@@ -246,11 +256,48 @@ class Proxy:
         with os.fdopen(fd, "w") as handle:
             json.dump(entry, handle, ensure_ascii=False)
 
+    async def _register_aider(
+        self, client: Any, session: str, state: SessionState, blocks: list[BlockView], body: Any
+    ) -> list[str]:
+        """aider's replies' writes (each reply once), then its file blocks as whole-file
+        views; the view ids the request holds."""
+        for reply_id, paths in reply_writes("chat", body):
+            if reply_id in state.seen:
+                continue
+            state.seen.add(reply_id)
+            for path in paths:
+                rel = self.paths.rel(path)
+                if rel is not None and self.paths.text_of(path, None) is not None:
+                    await client.did_write(rel, session=session)
+        held: list[str] = []
+        for block in blocks:
+            if block.view_id not in state.seen:
+                state.seen.add(block.view_id)
+                rel = self.paths.rel(block.path)
+                if rel is None:
+                    continue
+                try:
+                    await client.observe(session, rel, view_id=block.view_id, text=block.text)
+                except _NOT_A_VIEW:
+                    continue
+                state.views.add(block.view_id)
+            if block.view_id in state.views:
+                held.append(block.view_id)
+        return held
+
     async def _register(
-        self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
+        self,
+        client: Any,
+        shape: Shape,
+        session: str,
+        state: SessionState,
+        body: dict[str, Any],
+        blocks: list[BlockView],
     ) -> list[str]:
         """Observe the new views and report the writes; the view ids the request holds."""
         held: list[str] = []
+        if shape == "chat":
+            held += await self._register_aider(client, session, state, blocks, body)
         for call in tool_calls(shape, body):
             if call.call_id in state.seen:
                 if call.call_id in state.views:
@@ -284,7 +331,8 @@ class Proxy:
     async def _rewrite(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
     ) -> dict[str, Any] | None:
-        held = await self._register(client, shape, session, state, body)
+        blocks = block_views(shape, body)
+        held = await self._register(client, shape, session, state, body, blocks)
         if not held:
             return None
         done: Rewritten
@@ -301,6 +349,7 @@ class Proxy:
                 policy=self.policy,
                 budget_bytes=self.budget_bytes,
                 forget_missing=False,
+                result_spans=_spans_of(blocks) if blocks else None,
             )
             out = done.request
         if not done.replaced and done.projection_message is None:
@@ -344,6 +393,15 @@ class Proxy:
                     await response.write(chunk)
             await response.write_eof()
         return response
+
+
+def _spans_of(blocks: list[BlockView]) -> Any:
+    """``result_spans`` for the rewriter: the blocks of each message (the rewriter works on a
+    copy of the same body, so the indices and offsets hold)."""
+    by_message: dict[int, list[tuple[str, int, int]]] = {}
+    for block in blocks:
+        by_message.setdefault(block.message, []).append((block.view_id, block.start, block.end))
+    return lambda index, message: by_message.get(index, [])
 
 
 def _decoded(encoding: str | None, raw: bytes) -> tuple[bytes, bool]:

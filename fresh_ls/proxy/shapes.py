@@ -7,6 +7,9 @@
 - ``responses``: OpenAI Responses (``POST …/responses``): ``input`` items ``function_call`` /
   ``function_call_output`` and ``custom_tool_call`` / ``custom_tool_call_output``, paired by
   ``call_id``.
+
+aider (chat completions, no tools) shows files as fenced blocks in a user message and edits
+with SEARCH/REPLACE blocks in its replies: ``block_views`` and ``reply_writes``.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
+from fresh_ls.toolcalls import aider
 from fresh_ls.toolcalls.agents import ToolCall, arguments_of
 
 Shape = Literal["anthropic", "chat", "responses"]
@@ -162,3 +167,103 @@ def session_of(shape: Shape, headers: Mapping[str, str], body: Mapping[str, Any]
             return f"{name.removeprefix('x-')}:{value}"
     start = json.dumps(_start_of(shape, body), sort_keys=True, ensure_ascii=False)
     return "conversation:" + hashlib.sha256(start.encode("utf-8")).hexdigest()[:16]
+
+
+# -- aider: views and writes in plain chat messages ------------------------------------------
+
+
+@dataclass(frozen=True)
+class BlockView:
+    """One of aider's fenced file blocks in a user message, as a view: its id, where it is
+    (message index, and the span of the message's text it takes), the path and the text."""
+
+    view_id: str
+    message: int
+    start: int
+    end: int
+    path: str
+    text: str
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _after_examples(messages: list[Any]) -> int:
+    """The index of the first message after aider's example conversation (0: none)."""
+    start = 0
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str) and content.startswith(aider.EXAMPLES_END):
+            start = index + 1
+    return start
+
+
+def block_views(shape: Shape, body: Mapping[str, Any]) -> list[BlockView]:
+    """aider's whole-file blocks in the user messages of a chat request, each a view.
+
+    The view id is ``aider:<path>:<digest of the text shown>``: the same for the same block
+    in every request (aider moves its files message as the history grows, so no message index
+    is in it), and new once the file shown changes. A second block of the same path and text
+    in one request gets ``#2`` and so on."""
+    messages = body.get("messages") if shape == "chat" else None
+    if not isinstance(messages, list):
+        return []
+    found: list[BlockView] = []
+    counts: dict[str, int] = {}
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if not isinstance(content, str):
+            continue
+        for block in aider.file_blocks(content):
+            key = f"aider:{block.path}:{_digest(block.text)}"
+            counts[key] = counts.get(key, 0) + 1
+            view_id = key if counts[key] == 1 else f"{key}#{counts[key]}"
+            found.append(BlockView(view_id, index, block.start, block.end, block.path, block.text))
+    return found
+
+
+def reply_writes(shape: Shape, body: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """aider's SEARCH/REPLACE edits in the assistant replies of a chat request that offers
+    no tools (aider's requests): ``(reply id, paths written)`` per reply that has edits, the
+    example conversation skipped and each edit a later user message reports as failed to
+    match left out. The reply id, ``aider-reply:<digest>`` (``#2``… for a repeat), is the
+    same in every request."""
+    messages = body.get("messages") if shape == "chat" else None
+    if not isinstance(messages, list) or body.get("tools") or body.get("functions"):
+        return []
+    edits_at: dict[int, list[aider.Edit]] = {}
+    failed_at: dict[int, set[tuple[str, str, str]]] = {}
+    for index in range(_after_examples(messages), len(messages)):
+        message = messages[index]
+        if not isinstance(message, Mapping) or not isinstance(message.get("content"), str):
+            continue
+        content = message["content"]
+        if message.get("role") == "assistant" and "SEARCH" in content:
+            edits = aider.edit_blocks(content)
+            if edits:
+                edits_at[index] = edits
+        elif message.get("role") == "user" and "SearchReplaceNoExactMatch" in content:
+            failed_at[index] = aider.failed_edits(content)
+    found: list[tuple[str, list[str]]] = []
+    counts: dict[str, int] = {}
+    replies = sorted(edits_at)
+    for n, index in enumerate(replies):
+        until = replies[n + 1] if n + 1 < len(replies) else len(messages)
+        failed: set[tuple[str, str, str]] = set()
+        for at, reported in failed_at.items():
+            if index < at < until:
+                failed |= reported
+        paths: list[str] = []
+        for edit in edits_at[index]:
+            if (edit.path, edit.original, edit.updated) in failed or edit.path in paths:
+                continue
+            paths.append(edit.path)
+        key = f"aider-reply:{_digest(messages[index]['content'])}"
+        counts[key] = counts.get(key, 0) + 1
+        found.append((key if counts[key] == 1 else f"{key}#{counts[key]}", paths))
+    return found

@@ -18,6 +18,8 @@ Per agent (tool names as each sends them):
 - Pi: ``read {path, offset?, limit?}`` (raw text), ``edit``, ``write``, ``bash {command}``.
 - OpenHands: ``str_replace_editor`` (``view`` with ``view_range``; ``str_replace``,
   ``insert``, ``create``, ``undo_edit``) and ``execute_bash``.
+- aider has no tools: its file blocks and SEARCH/REPLACE replies are read out of its chat
+  messages by ``fresh_ls.toolcalls.aider``.
 
 Paths are returned as the agent wrote them, with the directory the call ran in (``cwd``);
 the caller resolves them against its root.

@@ -622,8 +622,9 @@ def _aider_checks(run: subprocess.CompletedProcess[str], model: Any, root: Path)
 
 @needs_aider
 def test_aider_through_the_proxy(workspace: Path, start_proxy) -> None:
-    """aider has no tool results: its file blocks pass through the proxy untouched, and the
-    task finishes."""
+    """aider has no tool results: its file blocks become views, and as aider re-reads the
+    files for every request they are current and pass through the proxy untouched; the task
+    finishes."""
     from tests.proxy.scripted_model import ScriptedModel
 
     _setup(workspace)
@@ -643,8 +644,9 @@ def test_aider_through_the_proxy(workspace: Path, start_proxy) -> None:
 @needs_aider
 def test_aider_control_sends_the_file_as_it_is_now(workspace: Path) -> None:
     """Measured, not assumed: without the proxy too, aider's second request carries calc.py
-    as changed, because aider re-reads the files in the chat for every request. There is no
-    stale file view in aider's requests for the proxy to replace (docs/harnesses.md)."""
+    as changed, because aider re-reads the files in the chat for every request. A change
+    between requests leaves no stale block for the proxy to replace; only one after aider
+    built a request does (test_aider_block_stale_in_flight_*, docs/harnesses.md)."""
     from tests.proxy.scripted_model import ScriptedModel
 
     _setup(workspace)
@@ -655,3 +657,136 @@ def test_aider_control_sends_the_file_as_it_is_now(workspace: Path) -> None:
     finally:
         model.stop()
     _aider_checks(run, model, workspace)
+
+
+class InFlight:
+    """A hop between aider and what it talks to that runs ``change`` when the ``at``-th chat
+    request arrives, before passing it on: the file changes after aider built that request
+    (aider reads its files when it builds a request, so only this timing can leave a block
+    stale; nothing in the request is touched)."""
+
+    def __init__(self, target: str, at: int, change: Any) -> None:
+        self.target, self.at, self.change = target, at, change
+        self.seen = 0
+        self.url = ""
+        self._loop: Any = None
+
+    def start(self) -> None:
+        import asyncio
+        import threading
+
+        from aiohttp import ClientSession, web
+
+        ready = threading.Event()
+
+        async def handle(request: web.Request) -> web.Response:
+            body = await request.read()
+            if request.path.endswith("/chat/completions"):
+                self.seen += 1
+                if self.seen == self.at:
+                    self.change()
+            headers = {
+                k: v
+                for k, v in request.headers.items()
+                if k.lower() not in ("host", "content-length", "transfer-encoding")
+            }
+            async with (
+                ClientSession(auto_decompress=False) as http,
+                http.request(
+                    request.method, self.target + request.path_qs, data=body, headers=headers
+                ) as up,
+            ):
+                data = await up.read()
+                keep = ("content-type", "content-encoding")
+                return web.Response(
+                    status=up.status,
+                    body=data,
+                    headers={k: v for k, v in up.headers.items() if k.lower() in keep},
+                )
+
+        async def serve() -> None:
+            app = web.Application(client_max_size=64 * 1024 * 1024)
+            app.router.add_route("*", "/{tail:.*}", handle)
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            self.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
+
+        def main() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(serve())
+            ready.set()
+            self._loop.run_forever()
+
+        threading.Thread(target=main, daemon=True).start()
+        ready.wait(10)
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def _in_flight_script() -> list[Any]:
+    return [
+        Reply(text=_edit_block("    return amount // 6", "    return amount // 4")),
+        Reply(text=_edit_block("    return amount // 5", "    return amount // 4")),
+        Reply(text="Done."),
+    ]
+
+
+def _run_in_flight(workspace: Path, start_proxy: Any, through_proxy: bool) -> tuple[Any, Any]:
+    from tests.proxy.scripted_model import ScriptedModel
+
+    _setup(workspace)
+    model = ScriptedModel(_in_flight_script(), workspace, by_request=True)
+    model.start()
+    proxy = None
+    try:
+        if through_proxy:
+            proxy = start_proxy(workspace, model.url)
+        hop = InFlight(
+            proxy.url if proxy else model.url,
+            2,
+            lambda: (workspace / "calc.py").write_text(CALC_CHANGED),
+        )
+        hop.start()
+        try:
+            run = _run_aider(workspace, workspace.parent / "home", hop.url)
+        finally:
+            hop.stop()
+    finally:
+        model.stop()
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert (workspace / "calc.py").read_text() == CALC_CHANGED.replace("// 5", "// 4")
+    requests = [r for r in model.model_requests if r.turn is not None]
+    assert len(requests) >= 2 and requests[1].files["calc.py"] == CALC_CHANGED
+    return requests, proxy
+
+
+def _user_text(record: Record) -> str:
+    return "\n".join(
+        m["content"]
+        for m in record.body["messages"]
+        if m["role"] == "user" and isinstance(m["content"], str)
+    )
+
+
+@needs_aider
+def test_aider_block_stale_in_flight_is_replaced(workspace: Path, start_proxy) -> None:
+    """calc.py changes after aider built its second request: through the proxy that request
+    reaches the model with the block replaced by a marker naming the view and the path, and
+    the current code at the end; the task finishes."""
+    requests, _ = _run_in_flight(workspace, start_proxy, True)
+    text = _user_text(requests[1])
+    assert "calc.py\n```\n" + CALC + "```" not in text  # the stale block is gone
+    assert "[fresh-ls]" in text and "aider:calc.py:" in text
+    assert "return quantity * RATE * 2" in requests[1].body["messages"][-1]["content"]
+
+
+@needs_aider
+def test_aider_block_stale_in_flight_control(workspace: Path, start_proxy) -> None:
+    """The control: the same timing straight at the model, and the stale block reaches it."""
+    requests, _ = _run_in_flight(workspace, start_proxy, False)
+    text = _user_text(requests[1])
+    assert "calc.py\n```\n" + CALC + "```" in text and "[fresh-ls]" not in text
