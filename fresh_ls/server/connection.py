@@ -307,7 +307,7 @@ def register_features(server: FreshServer) -> None:
     engine = conn.engine
 
     # Each handler returns the JSON value of its typed result, through the protocol's one
-    # converter (``FreshProtocol._send_response`` dumps it once); ``fresh/project`` returns
+    # converter (``FreshProtocol.answer`` dumps it once); ``fresh/project`` returns
     # its encoding, made once per projection.
 
     async def observe(p: P.ObserveParams) -> Any:
