@@ -181,6 +181,18 @@ def emit(results: dict[str, Any], report: Callable[[dict[str, Any]], str], as_js
         print(report(results))
 
 
+def main(
+    doc: str | None,
+    run: Callable[[int], dict[str, Any]],
+    report: Callable[[dict[str, Any]], str],
+    default_reps: int,
+) -> None:
+    """What every benchmark script does when run alone: parse ``--json``/``--reps``, run,
+    print (the first line of the script's docstring is its ``--help``)."""
+    args = cli(doc.splitlines()[0] if doc else "")
+    emit(run(args.reps or default_reps), report, args.json)
+
+
 def run_async(coro: Any) -> Any:
     return asyncio.run(coro)
 

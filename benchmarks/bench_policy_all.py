@@ -346,8 +346,7 @@ def report(r: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    args = C.cli(__doc__.splitlines()[0] if __doc__ else "")
-    C.emit(run(args.reps or DEFAULT_REPS), report, args.json)
+    C.main(__doc__, run, report, DEFAULT_REPS)
 
 
 if __name__ == "__main__":
