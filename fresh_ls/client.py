@@ -368,11 +368,19 @@ class _Requests(Generic[_R, _N]):
         budget_bytes: int | None = None,
         policy: str | None = None,
         view_ids: list[str] | None = None,
+        placement: str | None = None,
+        results: list[str] | None = None,
     ) -> _R:
         """``fresh/project``: ``{planId, entries, omitted, markers, usedBytes, budgetBytes,
-        rendered}``."""
+        rendered}``, and with ``placement="anchored"`` (``results``: the tool-call ids of
+        the request's tool results, oldest first) also ``{placement, refreshes}``."""
         params = _params(
-            session=session, budget_bytes=budget_bytes, policy=policy, view_ids=view_ids
+            session=session,
+            budget_bytes=budget_bytes,
+            policy=policy,
+            view_ids=view_ids,
+            placement=placement,
+            results=results,
         )
         return self._result(M.PROJECT, params)
 

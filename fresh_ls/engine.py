@@ -23,6 +23,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from fresh_ls import __version__, wire
 from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
+from fresh_ls.core.ledger import Ledger, SentEntry, place
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
@@ -85,6 +86,8 @@ class Engine:
     listeners: list[Notify] = field(default_factory=list)
     #: Whole projections and per-file pieces by content hash (see ``proj.ProjectionCache``).
     projections: proj.ProjectionCache = field(default_factory=proj.ProjectionCache)
+    #: Per session: which refresh was sent after which tool result (``placement: anchored``)
+    ledgers: dict[str, Ledger] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.sources = SourceTable(self.root)
@@ -108,6 +111,8 @@ class Engine:
         for view in await store.load_views():
             engine.views.setdefault(view.session, {})[view.view_id] = view
             engine._seq = max(engine._seq, view.seq)
+        for session, body in (await store.load_ledgers()).items():
+            engine.ledgers[session] = Ledger.from_json(body)
         for session, views in engine.views.items():
             for view in views.values():
                 engine._last_status[(session, view.view_id)] = engine._assess(view).status
@@ -327,6 +332,80 @@ class Engine:
         """``project`` as the JSON text the server sends (see ``wire.Encoded``)."""
         return wire.project_json(*self._project(session, budget_bytes, policy, view_ids))
 
+    async def project_anchored(
+        self,
+        session: str,
+        results: list[str],
+        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
+        policy: str = "stale",
+        view_ids: list[str] | None = None,
+    ) -> proto.ProjectResult:
+        """``fresh/project`` with ``placement: anchored`` (``fresh_ls.core.ledger``): the
+        answer goes out only once the ledger it changed is on disk, so a restarted server
+        builds the same refreshes."""
+        result = self._project_anchored(session, results, budget_bytes, policy, view_ids)
+        ledger = self.ledgers.get(session)
+        if ledger is not None:
+            await self.store.put_ledger(session, ledger.to_json())
+        return result
+
+    @_in_one_moment
+    def _project_anchored(
+        self,
+        session: str,
+        results: list[str],
+        budget_bytes: int,
+        policy: str,
+        view_ids: list[str] | None,
+    ) -> proto.ProjectResult:
+        views = self._session_views(session, view_ids)
+        ledger = self.ledgers.setdefault(session, Ledger())
+        sticky = ledger.replaced_views()
+        chosen = [
+            a
+            for a in (self._assess(v) for v in views)
+            if policy == "all" or a.status != "fresh" or a.view.view_id in sticky
+        ]
+        sources: dict[str, Source] = {}
+        for a in chosen:
+            if a.view.path not in sources:
+                src, _ = self._current_or_none(a.view.path)
+                if src is not None:
+                    sources[a.view.path] = src
+        dirty = frozenset(p for p in sources if self.editor_dirty(p))
+        chosen_ids = sorted(a.view.view_id for a in chosen)
+        projection = self.projections.plan(
+            session, chosen, sources, budget_bytes, "all", dirty, ["anchored", *chosen_ids]
+        )
+        placed = place(
+            ledger,
+            projection,
+            {v.view_id: v for v in views},
+            after=results[-1] if results else None,
+            present=set(results),
+            current_text=self._sent_text,
+        )
+        plan = self.plans.keep(
+            session,
+            entries=[
+                (c.sent.path, c.sent.first_line, c.sent.last_line, c.sent.sha256)
+                for c in placed.carried
+            ],
+            kept=[v.view_id for v in views if v.view_id not in placed.markers],
+        )
+        return wire.anchored_result(plan.plan_id, projection, placed, self.editor_dirty)
+
+    def _sent_text(self, sent: SentEntry) -> str | None:
+        """A sent entry's lines on disk when they still hold what was sent (a whole-file
+        entry also needs the file to end where it ended), else None."""
+        source, _ = self._current_or_none(sent.path)
+        if source is None or sent.last_line > source.line_count:
+            return None
+        if sent.kind == "file" and sent.last_line != source.line_count:
+            return None
+        text = "".join(source.lines[sent.first_line - 1 : sent.last_line])
+        return text if sha256_text(text) == sent.sha256 else None
+
     @_in_one_moment
     def commit(self, plan_id: str) -> proto.CommitResult:
         plan = self.plans.get(plan_id)  # UnknownId when unknown or expired
@@ -352,6 +431,14 @@ class Engine:
         if not ids:
             return proto.ForgetResult(forgotten=0)
         await self.store.delete_views(session, ids)
+        ledger = self.ledgers.get(session)
+        if ledger is not None:
+            ledger.forget(None if view_ids is None else ids)
+            if view_ids is None:
+                self.ledgers.pop(session, None)
+                await self.store.delete_ledger(session)
+            else:
+                await self.store.put_ledger(session, ledger.to_json())
         by_path: dict[str, list[str]] = {}
         for v in ids:
             by_path.setdefault(views[v].path, []).append(v)

@@ -99,6 +99,16 @@ class Policy(enum.StrEnum):
     ALL = "all"
 
 
+class Placement(enum.StrEnum):
+    """Where current code goes (a fresh-ls addition to ``fresh/project``): ``end``, the
+    v1.1 behaviour, appends ``rendered`` after the newest message of every request;
+    ``anchored`` sends each piece of current code once, as a refresh after the newest tool
+    result, and carries it there while it is current (``docs/protocol.md``)."""
+
+    END = "end"
+    ANCHORED = "anchored"
+
+
 class OmissionReason(enum.StrEnum):
     OVER_BUDGET = "over-budget"
     AMBIGUOUS = "ambiguous"
@@ -217,6 +227,14 @@ class ProjectParams:
     budget_bytes: int | None = attrs.field(default=None, validator=_not_negative)
     policy: Policy | None = None
     view_ids: list[str] | None = None
+    #: fresh-ls additions for ``placement: anchored``: the tool-call ids of the tool results
+    #: in the request, oldest first; a new refresh goes after the last of them
+    placement: Placement | None = None
+    results: list[str] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.placement == Placement.ANCHORED and self.results is None:
+            raise ValueError("results is required with placement 'anchored'")
 
 
 @attrs.define(kw_only=True)
@@ -376,6 +394,16 @@ class Marker:
 
 
 @attrs.frozen(kw_only=True)
+class Refresh:
+    """One refresh of ``placement: anchored``: ``text`` goes right after the tool result
+    of the tool call ``after``, in every request that still holds that tool result."""
+
+    refresh_id: str
+    after: str
+    text: str
+
+
+@attrs.frozen(kw_only=True)
 class ProjectResult:
     plan_id: str
     entries: tuple[Entry, ...]
@@ -384,6 +412,9 @@ class ProjectResult:
     used_bytes: int
     budget_bytes: int
     rendered: str
+    #: ``placement: anchored`` only (absent otherwise): the refreshes the request carries
+    placement: Placement | None = attrs.field(default=None, metadata=OMITTED)
+    refreshes: tuple[Refresh, ...] | None = attrs.field(default=None, metadata=OMITTED)
 
 
 @attrs.frozen(kw_only=True)

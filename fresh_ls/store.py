@@ -39,6 +39,15 @@ MIGRATIONS: list[list[str]] = [
         """,
         "CREATE INDEX views_by_path ON views (path)",
     ],
+    # 2: per session, the refresh ledger of ``placement: anchored`` (fresh_ls/core/ledger.py)
+    [
+        """
+        CREATE TABLE ledgers (
+            session TEXT PRIMARY KEY,
+            body    TEXT NOT NULL
+        )
+        """,
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -151,6 +160,21 @@ class ViewStore:
                 (session, *view_ids),
             )
         return cur.rowcount or 0
+
+    async def put_ledger(self, session: str, body: dict[str, Any]) -> None:
+        """Keep a session's refresh ledger; returns once it is committed to disk."""
+        await self._db.execute(
+            "INSERT OR REPLACE INTO ledgers (session, body) VALUES (?, ?)",
+            (session, json.dumps(body, separators=(",", ":"))),
+        )
+
+    async def delete_ledger(self, session: str) -> None:
+        await self._db.execute("DELETE FROM ledgers WHERE session = ?", (session,))
+
+    async def load_ledgers(self) -> dict[str, dict[str, Any]]:
+        async with self._db.execute("SELECT session, body FROM ledgers") as cur:
+            rows = await cur.fetchall()
+        return {str(r[0]): json.loads(r[1]) for r in rows}
 
     async def load_views(self) -> list[View]:
         async with self._db.execute(

@@ -9,12 +9,15 @@ turns those objects into JSON values (camelCase, optional keys omitted).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import attrs
 
 from fresh_ls import protocol as proto
+from fresh_ls.core.ledger import Placement
 from fresh_ls.core.model import View, ViewAssessment
 from fresh_ls.core.projection import Projection
+from fresh_ls.core.text import utf8_len
 
 # The core's statuses, kinds and reasons are plain strings; these look their members up
 # by value (a dict lookup: ``Enum(value)`` costs a call through the metaclass per field).
@@ -124,6 +127,51 @@ def _body(p: Projection) -> proto.ProjectResult:
         p.wire = _project_body(p)
     body: proto.ProjectResult = p.wire
     return body
+
+
+def anchored_result(
+    plan_id: str, p: Projection, placed: Placement, dirty: Callable[[str], bool]
+) -> proto.ProjectResult:
+    """The typed result of ``placement: anchored``: ``entries`` are the live entries the
+    request carries (their headers as sent), ``rendered`` is empty (nothing goes at the
+    end), and ``refreshes`` say what goes after which tool result."""
+    body = _body(p)
+    entries = tuple(
+        proto.Entry(
+            unit_id=c.sent.unit_id,
+            label=c.sent.label,
+            view_ids=tuple(c.view_ids),
+            path=c.sent.path,
+            first_line=c.sent.first_line,
+            last_line=c.sent.last_line,
+            kind=_UNIT_KIND[c.sent.kind],
+            name=c.sent.name,
+            symbol_kind=c.sent.symbol_kind,
+            bytes=utf8_len(c.text),
+            sha256=c.sent.sha256,
+            status=_STATUS[c.status],
+            editor_dirty=dirty(c.sent.path),
+            header=c.sent.head,
+            text=c.text,
+        )
+        for c in placed.carried
+    )
+    return proto.ProjectResult(
+        plan_id=plan_id,
+        entries=entries,
+        omitted=body.omitted,
+        markers=tuple(
+            proto.Marker(view_id=v, text=t) for v, t in sorted(placed.markers.items())
+        ),
+        used_bytes=placed.new_bytes,
+        budget_bytes=p.budget_bytes,
+        rendered="",
+        placement=proto.Placement.ANCHORED,
+        refreshes=tuple(
+            proto.Refresh(refresh_id=r.refresh_id, after=r.after, text=r.text)
+            for r in placed.refreshes
+        ),
+    )
 
 
 def _project_body(p: Projection) -> proto.ProjectResult:

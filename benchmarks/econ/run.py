@@ -54,7 +54,7 @@ from fresh_ls.report import table  # noqa: E402
 
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "trajectories"
 SESSION = "econ"
-ARMS = ("append-only", "whole-file", "fresh-ls all", "fresh-ls stale")
+ARMS = ("append-only", "whole-file", "fresh-ls all", "fresh-ls stale", "fresh-ls anchored")
 CACHED_PRICE = 0.1  # a cached input byte costs one tenth of an uncached one
 SYSTEM = (
     "You are a software engineer working in a repository. Use the tools to read and edit "
@@ -272,8 +272,14 @@ def _request(
     else:
         arms["whole-file"].send(body, 0)
 
-    for name, policy in (("fresh-ls all", "all"), ("fresh-ls stale", "stale")):
-        out = rewrite_request(client, SESSION, body, policy=policy, budget_bytes=budget)
+    for name, policy, placement in (
+        ("fresh-ls all", "all", None),
+        ("fresh-ls stale", "stale", None),
+        ("fresh-ls anchored", "stale", "anchored"),
+    ):
+        out = rewrite_request(
+            client, SESSION, body, policy=policy, budget_bytes=budget, placement=placement
+        )
         carried = sum(1 for v in stale if v not in out.replaced.values())
         arms[name].send(out.request, carried, len(out.plan["omitted"]), out.projection_message)
         t = arms[name].totals

@@ -192,6 +192,17 @@ def _replaced_content(old: Any, text: str) -> Any:
     return text
 
 
+#: Between a tool result and the refresh placed after it (``placement: anchored``).
+REFRESH_SEPARATOR = "\n\n"
+
+
+def _appended(content: Any, text: str) -> Any:
+    """A tool result's content with a refresh after it, in the shape the content had."""
+    if isinstance(content, list):
+        return [*content, {"type": "text", "text": text}]
+    return f"{content if isinstance(content, str) else ''}{REFRESH_SEPARATOR}{text}"
+
+
 def _apply(
     request: Any,
     fmt: Format,
@@ -203,23 +214,35 @@ def _apply(
     out = copy.deepcopy(request)
     messages = messages_of(out)
     markers = {m["viewId"]: m["text"] for m in plan.get("markers", [])}
+    refreshes = {r["after"]: r["text"] for r in plan.get("refreshes") or []}
+    # a refresh follows the last tool result of its tool call
+    last_of = {r.call_id: r for r in results}
     replaced: dict[str, str] = {}
     # Spans are replaced last in a message first, so the offsets of the others still hold.
     for result in sorted(results, key=lambda r: (r.span is None, -(r.span or (0, 0))[0])):
         view_id = view_of(result.call_id)
-        if view_id is None or view_id not in markers:
+        marker = markers.get(view_id) if view_id is not None else None
+        refresh = refreshes.get(result.call_id) if last_of[result.call_id] is result else None
+        if marker is None and refresh is None:
             continue
         message = messages[result.message]
         if result.span is not None:
             start, end = result.span
             content = message["content"]
-            message["content"] = content[:start] + markers[view_id] + content[end:]
-        elif result.block is None:
-            message["content"] = _replaced_content(message.get("content"), markers[view_id])
+            middle = marker if marker is not None else content[start:end]
+            if refresh is not None:
+                middle = f"{middle}{REFRESH_SEPARATOR}{refresh}"
+            message["content"] = content[:start] + middle + content[end:]
         else:
-            block = message["content"][result.block]
-            block["content"] = _replaced_content(block.get("content"), markers[view_id])
-        replaced[result.call_id] = view_id
+            holder = message if result.block is None else message["content"][result.block]
+            content = holder.get("content")
+            if marker is not None:
+                content = _replaced_content(content, marker)
+            if refresh is not None:
+                content = _appended(content, refresh)
+            holder["content"] = content
+        if marker is not None and view_id is not None:
+            replaced[result.call_id] = view_id
     rendered = plan.get("rendered") or ""
     if not rendered:
         return out, replaced, None
@@ -264,6 +287,7 @@ def _steps(
     result_id: ResultId | None = None,
     result_spans: ResultSpans | None = None,
     header: str = PROJECTION_HEADER,
+    placement: str | None = None,
 ) -> Generator[_Call, Any, Rewritten]:
     messages = messages_of(request)
     form: Format = fmt or detect_format(request)
@@ -272,6 +296,7 @@ def _steps(
     results = find_tool_results(messages, form, result_id, result_spans)
     view_of = _resolver(view_ids)
     in_request = {v for v in (view_of(r.call_id) for r in results) if v is not None}
+    calls = [r.call_id for r in sorted(results, key=_position)]
     known = yield _Call("stale", (session,), {})
     held = [v["viewId"] for v in known.get("views", [])]
     present = sorted(v for v in held if v in in_request)
@@ -281,10 +306,13 @@ def _steps(
     changed: list[str] = []
     plan_id = ""
     for attempt in (1, 2):
+        anchored: dict[str, Any] = {}
+        if placement == "anchored":
+            anchored = {"placement": placement, "results": list(dict.fromkeys(calls))}
         plan = yield _Call(
             "project",
             (session,),
-            {"budget_bytes": budget_bytes, "policy": policy, "view_ids": present},
+            {"budget_bytes": budget_bytes, "policy": policy, "view_ids": present, **anchored},
         )
         out, replaced, where = _apply(request, form, results, view_of, plan, header)
         plan_id = str(plan["planId"])
@@ -295,11 +323,18 @@ def _steps(
     raise CommitFailed(changed, plan_id)
 
 
+def _position(r: ToolResult) -> tuple[int, int, int]:
+    """Where a tool result stands in the request, for ordering them oldest first."""
+    return (r.message, r.block if r.block is not None else -1, (r.span or (0, 0))[0])
+
+
 class RewriteOptions(TypedDict, total=False):
     """The keywords of ``rewrite_request`` and ``arewrite_request``, each optional (the
     defaults are ``_steps``'s): ``view_ids`` (None), ``fmt`` (None: detected), ``policy``
     and ``budget_bytes`` (None: the connection's), ``forget_missing`` (True),
-    ``result_id`` and ``result_spans`` (None) and ``header`` (``PROJECTION_HEADER``)."""
+    ``result_id`` and ``result_spans`` (None), ``header`` (``PROJECTION_HEADER``) and
+    ``placement`` (None: ``end``; ``"anchored"``: current code is sent once, after the
+    newest tool result, and carried there while it holds; see ``fresh_ls.core.ledger``)."""
 
     view_ids: ViewIds
     fmt: Format | None
@@ -309,6 +344,7 @@ class RewriteOptions(TypedDict, total=False):
     result_id: ResultId | None
     result_spans: ResultSpans | None
     header: str
+    placement: str | None
 
 
 def rewrite_request(

@@ -316,9 +316,19 @@ def register_features(server: FreshServer) -> None:
     async def forget(p: P.ForgetParams) -> Any:
         return P.unstructure(await engine.forget(p.session, p.view_ids))
 
-    def project(p: P.ProjectParams) -> Encoded:
+    async def project(p: P.ProjectParams) -> Any:
         budget = p.budget_bytes if p.budget_bytes is not None else conn.budget_bytes
         policy = p.policy or conn.policy or P.Policy.STALE
+        if p.placement == P.Placement.ANCHORED:
+            return P.unstructure(
+                await engine.project_anchored(
+                    p.session,
+                    p.results or [],
+                    budget if budget is not None else DEFAULT_BUDGET_BYTES,
+                    policy,
+                    p.view_ids,
+                )
+            )
         return engine.project_encoded(
             p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.view_ids
         )

@@ -256,6 +256,8 @@ export interface ProjectParams {
   budgetBytes?: number;
   policy?: Policy;
   viewIds?: string[];
+  placement?: Placement;
+  results?: string[];
 }
 
 export interface ProjectResult {
@@ -266,6 +268,15 @@ export interface ProjectResult {
   usedBytes: number;
   budgetBytes: number;
   rendered: string;
+  placement?: Placement;
+  refreshes?: Refresh[];
+}
+
+/** One refresh of ``placement: anchored``: ``text`` goes right after the tool result of the tool call ``after``, in every request that still holds that tool result. */
+export interface Refresh {
+  refreshId: string;
+  after: string;
+  text: string;
 }
 
 export interface SessionSummary {

@@ -1,0 +1,382 @@
+"""Where current code goes once it was sent: the refresh ledger of ``placement: anchored``.
+
+Under ``placement: end`` (v1.1) the projection is appended after the newest message of every
+request. A prompt cache serves the longest unchanged prefix, and the end of the request is
+never part of it, so every entry is paid for in full on every request, while it stays the
+same. Under ``placement: anchored`` current code is sent once and then becomes history:
+
+- the new entries of a request form a *refresh*, placed right after the newest tool result
+  of that request (``after``, a tool-call id the harness names);
+- later requests carry every refresh at the same place, byte for byte, while its code is
+  current, so the cache serves it;
+- an entry whose code changes (or only moves: its header names lines) is *retired* in place:
+  its lines become a one-line note naming its successor, which is sent in the refresh of the
+  request that saw the change. The cache breaks there once, at a place that was near the end
+  when it was sent, never again at the old tool result;
+- a view's marker is fixed the first time the view is replaced and names the labels that
+  served it then; the chain of retired entries leads to the current code. A view once
+  replaced stays replaced, so its old tool result never comes back.
+
+Everything the outgoing copy holds is a pure function of the conversation the harness sends
+and of this ledger, which the server keeps durably: a restarted rewriter, or a second one on
+the same session, builds the same bytes. No I/O here: ``place`` gets a function that reads an
+entry's current text, and the caller persists ``Ledger.to_json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fresh_ls.core.anchors import label_for
+from fresh_ls.core.model import View
+from fresh_ls.core.projection import _REASONS, Entry, Omission, Projection
+
+
+def refresh_heading(seq: int) -> str:
+    """The first line of a refresh. Constant per refresh, so it never breaks a cache."""
+    return (
+        f"[fresh-ls] Refresh R{seq}: current code for tool results replaced above, read from "
+        "the disk just before this request. Each entry is one header line, then exactly the "
+        "bytes it states.\n"
+    )
+
+
+@dataclass(slots=True)
+class SentEntry:
+    """One entry as it was sent: enough to re-render it while current, and to retire it."""
+
+    label: str
+    unit_id: str
+    path: str
+    first_line: int
+    last_line: int
+    sha256: str
+    kind: str
+    what: str  # "method Cart.total", "text outside definitions", "whole file"
+    head: str  # its header line, without the line feed
+    name: str | None = None
+    symbol_kind: str | None = None
+    retired: bool = False
+    successor: str | None = None  # the label that serves its unit now (None: none was sent)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "unitId": self.unit_id,
+            "path": self.path,
+            "firstLine": self.first_line,
+            "lastLine": self.last_line,
+            "sha256": self.sha256,
+            "kind": self.kind,
+            "what": self.what,
+            "head": self.head,
+            "name": self.name,
+            "symbolKind": self.symbol_kind,
+            "retired": self.retired,
+            "successor": self.successor,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SentEntry:
+        return cls(
+            label=d["label"],
+            unit_id=d["unitId"],
+            path=d["path"],
+            first_line=d["firstLine"],
+            last_line=d["lastLine"],
+            sha256=d["sha256"],
+            kind=d["kind"],
+            what=d["what"],
+            head=d["head"],
+            name=d.get("name"),
+            symbol_kind=d.get("symbolKind"),
+            retired=bool(d.get("retired")),
+            successor=d.get("successor"),
+        )
+
+    def contains(self, e: Entry) -> bool:
+        return (
+            self.path == e.path
+            and self.first_line <= e.first_line
+            and e.last_line <= self.last_line
+        )
+
+    def retired_line(self) -> str:
+        """What stands where a retired entry stood: one line, fixed once written."""
+        head = f"[{self.label}] {self.path} · {self.what}: changed after it was sent here"
+        if self.successor is not None:
+            return f"{head}; its current code is under [{self.successor}].\n"
+        return f"{head}; read {self.path} again if you need it.\n"
+
+
+@dataclass(slots=True)
+class Refresh:
+    seq: int
+    after: str  # the tool-call id of the tool result it follows
+    entries: list[SentEntry] = field(default_factory=list)
+
+    @property
+    def refresh_id(self) -> str:
+        return f"R{self.seq}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "after": self.after,
+            "entries": [e.to_json() for e in self.entries],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Refresh:
+        return cls(d["seq"], d["after"], [SentEntry.from_json(e) for e in d["entries"]])
+
+
+@dataclass(slots=True)
+class Ledger:
+    """One session's refreshes, in the order they were made, and its views' markers."""
+
+    refreshes: list[Refresh] = field(default_factory=list)
+    #: view id -> (marker text as first sent, the labels it names)
+    markers: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    next_seq: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nextSeq": self.next_seq,
+            "refreshes": [r.to_json() for r in self.refreshes],
+            "markers": {v: {"text": t, "labels": ls} for v, (t, ls) in self.markers.items()},
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Ledger:
+        return cls(
+            refreshes=[Refresh.from_json(r) for r in d.get("refreshes", [])],
+            markers={v: (m["text"], list(m["labels"])) for v, m in d.get("markers", {}).items()},
+            next_seq=int(d.get("nextSeq", 1)),
+        )
+
+    def replaced_views(self) -> set[str]:
+        """Views that were replaced once: they stay replaced (sticky)."""
+        return set(self.markers)
+
+    def forget(self, view_ids: Iterable[str] | None) -> None:
+        if view_ids is None:
+            self.refreshes.clear()
+            self.markers.clear()
+            return
+        for v in view_ids:
+            self.markers.pop(v, None)
+
+
+@dataclass(slots=True)
+class PlacedRefresh:
+    refresh_id: str
+    after: str
+    text: str
+
+
+@dataclass(slots=True)
+class Carried:
+    """A live entry the request carries, with its current text (for the result and commit)."""
+
+    sent: SentEntry
+    text: str
+    view_ids: list[str]
+    status: str
+
+
+@dataclass(slots=True)
+class Placement:
+    refreshes: list[PlacedRefresh]
+    markers: dict[str, str]  # view id -> marker text
+    carried: list[Carried]
+    new_bytes: int  # bytes of the entries sent for the first time in this request
+
+
+def _what(e: Entry) -> str:
+    return {"file": "whole file", "text": "text outside definitions"}.get(
+        e.kind, f"{e.symbol_kind or 'symbol'} {e.name}"
+    )
+
+
+def _head(label: str, e: Entry) -> str:
+    lines = e.last_line - e.first_line + 1
+    word = "line" if lines == 1 else "lines"
+    return (
+        f"[{label}] {e.path} lines {e.first_line}-{e.last_line} ({lines} {word}, "
+        f"{e.bytes} bytes) · {_what(e)}"
+    )
+
+
+def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str:
+    """The marker of a view under anchored placement: where its current code was sent (the
+    labels, each in a refresh after a later tool result), or why it is absent."""
+    who = f"{view.view_id}, an edit result," if view.kind == "editResult" else view.view_id
+    head = f"[fresh-ls] {who} showed {view.path} lines {view.first_line}-{view.last_line}"
+    where = ", ".join(f"[{label}]" for label in labels)
+    items = "; ".join(
+        f"{om.describe()} ({_REASONS.get(om.reason, om.reason)}"
+        f"{f', {om.bytes} bytes' if om.bytes is not None else ''})"
+        for om in omissions
+    )
+    again = f"Read {view.path} again if you need it."
+    if labels and not omissions:
+        return f"{head}; it is replaced by current code in a later fresh-ls refresh, under {where}."
+    if labels:
+        return (
+            f"{head}; part of it is replaced by current code in a later fresh-ls refresh, "
+            f"under {where}. Not included: {items}. {again}"
+        )
+    return f"{head}; its current code is not included: {items}. {again}"
+
+
+def place(
+    ledger: Ledger,
+    projection: Projection,
+    views: dict[str, View],
+    *,
+    after: str | None,
+    present: set[str],
+    current_text: Callable[[SentEntry], str | None],
+) -> Placement:
+    """Place ``projection`` (planned with ``policy: all`` over the views to replace) into
+    the ledger, changing it in place, and say what the request carries.
+
+    ``present``: the tool-call ids of the tool results in the request (a refresh whose
+    ``after`` is gone went with it). ``current_text``: an entry's text on disk when its
+    lines still hold exactly what was sent, else None.
+    """
+    live = [r for r in ledger.refreshes if r.after in present]
+    serving: list[tuple[SentEntry, str]] = []  # live, current entries and their text
+    to_retire: dict[str, list[SentEntry]] = {}  # unit id -> its live entries that went stale
+    for r in live:
+        for s in r.entries:
+            if s.retired:
+                continue
+            text = current_text(s)
+            if text is None:
+                to_retire.setdefault(s.unit_id, []).append(s)
+            else:
+                serving.append((s, text))
+    target: Refresh | None = None
+    if after is not None:
+        target = next((r for r in ledger.refreshes if r.after == after), None)
+    label_of: dict[str, str] = {}
+    texts: dict[str, str] = {s.label: t for s, t in serving}
+    views_of: dict[str, list[str]] = {}
+    status_of: dict[str, str] = {}
+    new_bytes = 0
+    for e in sorted(projection.entries, key=lambda e: (e.path, e.first_line, e.last_line)):
+        found = next(
+            (
+                s
+                for s, _ in serving
+                if s.unit_id == e.unit_id
+                and (s.path, s.first_line, s.last_line, s.sha256)
+                == (e.path, e.first_line, e.last_line, e.sha256)
+            ),
+            None,
+        ) or next((s for s, _ in serving if s.contains(e)), None)
+        if found is None:
+            if after is None:
+                continue  # nowhere to put it; the view's marker says it is not included
+            if target is None:
+                target = Refresh(ledger.next_seq, after)
+                ledger.next_seq += 1
+                ledger.refreshes.append(target)
+            label = f"R{target.seq}-{label_for(e.unit_id)[2:]}"
+            found = SentEntry(
+                label=label,
+                unit_id=e.unit_id,
+                path=e.path,
+                first_line=e.first_line,
+                last_line=e.last_line,
+                sha256=e.sha256,
+                kind=e.kind,
+                what=_what(e),
+                head=_head(label, e),
+                name=e.name,
+                symbol_kind=e.symbol_kind,
+            )
+            target.entries.append(found)
+            serving.append((found, e.text))
+            texts[label] = e.text
+            new_bytes += len(found.head.encode("utf-8")) + 1 + e.bytes
+            for old in to_retire.get(e.unit_id, []):
+                old.successor = label
+        label_of[e.unit_id] = found.label
+        views_of.setdefault(found.label, []).extend(e.view_ids)
+        status_of[found.label] = e.status
+    for stale in to_retire.values():
+        for s in stale:
+            s.retired = True
+    # markers: fixed when first made, while the labels they name are still carried
+    carried_labels = {s.label for r in ledger.refreshes if r.after in present for s in r.entries}
+    if target is not None:
+        carried_labels |= {s.label for s in target.entries}
+    chains: dict[str, str] = {}
+    for r in ledger.refreshes:
+        for s in r.entries:
+            if s.successor is not None:
+                chains[s.label] = s.successor
+    omitted_of: dict[str, list[Omission]] = {}
+    for om in projection.omitted:
+        for v in om.view_ids:
+            omitted_of.setdefault(v, []).append(om)
+    served_of: dict[str, list[str]] = {}
+    for e in projection.entries:
+        for v in e.view_ids:
+            served_of.setdefault(v, []).append(label_of.get(e.unit_id, ""))
+    markers: dict[str, str] = {}
+    for m in projection.markers:
+        labels = sorted({x for x in served_of.get(m.view_id, []) if x})
+        kept = ledger.markers.get(m.view_id)
+        if kept is not None and _still_leads(kept[1], labels, chains, carried_labels):
+            markers[m.view_id] = kept[0]
+            continue
+        view = views[m.view_id]
+        text = marker_text(view, labels, omitted_of.get(m.view_id, []))
+        ledger.markers[m.view_id] = (text, labels)
+        markers[m.view_id] = text
+    placed: list[PlacedRefresh] = []
+    carried: list[Carried] = []
+    for r in ledger.refreshes:
+        if r.after not in present and r is not target:
+            continue
+        if not r.entries:
+            continue
+        parts = [refresh_heading(r.seq)]
+        for s in r.entries:
+            if s.retired:
+                parts.append(s.retired_line())
+                continue
+            text = texts[s.label] if s.label in texts else current_text(s)
+            if text is None:  # cannot happen: non-retired live entries were just checked
+                raise AssertionError(f"{s.label} is neither current nor retired")
+            parts.append(f"{s.head}\n{text}{'' if text.endswith(chr(10)) else chr(10)}")
+            carried.append(
+                Carried(s, text, views_of.get(s.label, []), status_of.get(s.label, "fresh"))
+            )
+        placed.append(PlacedRefresh(r.refresh_id, r.after, "".join(parts)))
+    return Placement(placed, markers, carried, new_bytes)
+
+
+def _still_leads(
+    named: list[str], serving: list[str], chains: dict[str, str], carried: set[str]
+) -> bool:
+    """A kept marker still holds when every label it names is carried, and each label that
+    serves the view now is one of them or reached from one by the chain of successors."""
+    if any(x not in carried for x in named):
+        return False
+    reach: set[str] = set()
+    for x in named:
+        seen = x
+        while True:
+            reach.add(seen)
+            nxt = chains.get(seen)
+            if nxt is None or nxt in reach:
+                break
+            seen = nxt
+    return all(x in reach for x in serving)
