@@ -23,9 +23,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 from fresh_ls import __version__, wire
 from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
-from fresh_ls.core.ledger import Ledger, SentEntry, place
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
+from fresh_ls.core.ledger import Ledger, SentEntry, place
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
 from fresh_ls.core.ranges import observed_lines, observed_range
@@ -375,7 +375,7 @@ class Engine:
         dirty = frozenset(p for p in sources if self.editor_dirty(p))
         chosen_ids = sorted(a.view.view_id for a in chosen)
         projection = self.projections.plan(
-            session, chosen, sources, budget_bytes, "all", dirty, ["anchored", *chosen_ids]
+            session, chosen, sources, budget_bytes, "all", dirty, chosen_ids, own_lines=True
         )
         placed = place(
             ledger,

@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fresh_ls.core.anchors import label_for
 from fresh_ls.core.model import View
 from fresh_ls.core.projection import _REASONS, Entry, Omission, Projection
 
@@ -196,9 +195,12 @@ class Placement:
 
 
 def _what(e: Entry) -> str:
-    return {"file": "whole file", "text": "text outside definitions"}.get(
+    what = {"file": "whole file", "text": "text outside definitions"}.get(
         e.kind, f"{e.symbol_kind or 'symbol'} {e.name}"
     )
+    if e.part == "own lines":
+        return f"{what}, its own lines (not its nested definitions)"
+    return what
 
 
 def _head(label: str, e: Entry) -> str:
@@ -286,7 +288,7 @@ def place(
                 target = Refresh(ledger.next_seq, after)
                 ledger.next_seq += 1
                 ledger.refreshes.append(target)
-            label = f"R{target.seq}-{label_for(e.unit_id)[2:]}"
+            label = f"R{target.seq}.{len(target.entries) + 1}"
             found = SentEntry(
                 label=label,
                 unit_id=e.unit_id,
