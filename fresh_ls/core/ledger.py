@@ -36,9 +36,8 @@ from fresh_ls.core.projection import _REASONS, Entry, Omission, Projection
 def refresh_heading(seq: int) -> str:
     """The first line of a refresh. Constant per refresh, so it never breaks a cache."""
     return (
-        f"[fresh-ls] Refresh R{seq}: current code for tool results replaced above, read from "
-        "the disk just before this request. Each entry is one header line, then exactly the "
-        "bytes it states.\n"
+        f"[fresh-ls] R{seq}: current code for tool results replaced above (each entry: a "
+        "header line, then exactly the bytes it states).\n"
     )
 
 
@@ -225,11 +224,11 @@ def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str
     )
     again = f"Read {view.path} again if you need it."
     if labels and not omissions:
-        return f"{head}; it is replaced by current code in a later fresh-ls refresh, under {where}."
+        return f"{head}; replaced by its current code, under {where}."
     if labels:
         return (
-            f"{head}; part of it is replaced by current code in a later fresh-ls refresh, "
-            f"under {where}. Not included: {items}. {again}"
+            f"{head}; replaced by its current code, under {where}. Not included: {items}. "
+            f"{again}"
         )
     return f"{head}; its current code is not included: {items}. {again}"
 
