@@ -171,3 +171,26 @@ async def _play(plan: list[tuple[int, int] | None], base: Path) -> None:
 def test_ledger_properties(plan: list[tuple[int, int] | None]) -> None:
     with tempfile.TemporaryDirectory() as base:
         asyncio.run(_play(plan, Path(base)))
+
+
+async def test_code_another_result_shows_current_is_pointed_to_not_sent(
+    engine: Engine, root: Path
+) -> None:
+    """A replaced view's unchanged function, which a later read still shows current, is
+    not sent again: the marker names that read. When that read goes stale in turn, its own
+    marker leads on, and the first marker does not move."""
+    (root / "m.py").write_text(THREE)
+    await observe(engine, "s", "m.py", "call_1", 1, 9)  # all but the last line
+    await observe(engine, "s", "m.py", "call_2", 1, 4)  # def a and its blank lines
+    edit(root / "m.py", "return 2", "return 20")
+    first = await _project(engine, ["call_1", "call_2", "call_3"])
+    (marker,) = first["markers"]
+    assert marker["viewId"] == "call_1"
+    assert "in the result of call_2" in marker["text"]
+    (refresh,) = first["refreshes"]
+    assert "return 20" in refresh["text"] and "return 1\n" not in refresh["text"]
+    edit(root / "m.py", "return 1", "return 10")
+    second = await _project(engine, ["call_1", "call_2", "call_3", "call_4"])
+    texts = {m["viewId"]: m["text"] for m in second["markers"]}
+    assert texts["call_1"] == marker["text"]
+    assert "call_2" in texts and "return 10" in second["refreshes"][-1]["text"]
