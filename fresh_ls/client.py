@@ -343,9 +343,11 @@ class _Requests(Generic[_R, _N]):
         last_line: int | None = None,
         text: str | None = None,
         kind: str | None = None,
+        result: str | None = None,
     ) -> _R:
         """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
-        units}``."""
+        units}``. ``result``: the tool result as the model saw it, decorated (lets
+        ``placement: anchored`` patch it in place)."""
         params = _params(
             session=session,
             path=path,
@@ -354,6 +356,7 @@ class _Requests(Generic[_R, _N]):
             last_line=last_line,
             text=text,
             kind=kind,
+            result=result,
         )
         return self._result(M.OBSERVE, params)
 
@@ -370,6 +373,7 @@ class _Requests(Generic[_R, _N]):
         view_ids: list[str] | None = None,
         placement: str | None = None,
         results: list[str] | None = None,
+        bytes_after: list[int] | None = None,
     ) -> _R:
         """``fresh/project``: ``{planId, entries, omitted, markers, usedBytes, budgetBytes,
         rendered}``, and with ``placement="anchored"`` (``results``: the tool-call ids of
@@ -381,6 +385,7 @@ class _Requests(Generic[_R, _N]):
             view_ids=view_ids,
             placement=placement,
             results=results,
+            bytes_after=bytes_after,
         )
         return self._result(M.PROJECT, params)
 

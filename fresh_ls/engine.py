@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from fresh_ls import __version__, wire
+from fresh_ls import __version__, anchored, wire
 from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
-from fresh_ls.core.ledger import Ledger, SentEntry, place, shown_elsewhere, without_units
+from fresh_ls.core.ledger import Ledger
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
 from fresh_ls.core.ranges import observed_lines, observed_range
@@ -214,6 +214,14 @@ class Engine:
         self._assessed[key] = (sha, view.seq, assessment)
         return assessment
 
+    def _renew(self, view: View) -> None:
+        """Put ``view`` in place of the view of the same id (a tool result patched in place
+        shows other lines now: ``fresh_ls.anchored``); the caller stores it."""
+        self.views.setdefault(view.session, {})[view.view_id] = view
+        self._assessed.pop((view.session, view.view_id), None)
+        self._last_status[(view.session, view.view_id)] = self._assess(view).status
+        self._emit(view.session, [view.view_id], view.path)
+
     def _session_views(self, session: str, view_ids: list[str] | None) -> list[View]:
         views = self.views.get(session, {})
         if view_ids is None:
@@ -264,6 +272,7 @@ class Engine:
             observed_sha256=sha256_text("".join(observed)),
             units=units,
             observed_at=self.clock(),
+            result=p.result,
         )
         await self.store.put_view(view)
         self.views.setdefault(session, {})[view.view_id] = view
@@ -339,76 +348,21 @@ class Engine:
         budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
         policy: str = "stale",
         view_ids: list[str] | None = None,
+        bytes_after: list[int] | None = None,
     ) -> proto.ProjectResult:
-        """``fresh/project`` with ``placement: anchored`` (``fresh_ls.core.ledger``): the
-        answer goes out only once the ledger it changed is on disk, so a restarted server
-        builds the same refreshes."""
-        result = self._project_anchored(session, results, budget_bytes, policy, view_ids)
+        """``fresh/project`` with ``placement: anchored`` (``fresh_ls.anchored``): the
+        answer goes out only once the ledger it changed, and the views it patched in place,
+        are on disk, so a restarted server builds the same bytes."""
+        with self._moment():
+            result, patched = anchored.project(
+                self, session, results, budget_bytes, policy, view_ids, bytes_after
+            )
+        for view in patched:
+            await self.store.put_view(view)
         ledger = self.ledgers.get(session)
         if ledger is not None:
             await self.store.put_ledger(session, ledger.to_json())
         return result
-
-    @_in_one_moment
-    def _project_anchored(
-        self,
-        session: str,
-        results: list[str],
-        budget_bytes: int,
-        policy: str,
-        view_ids: list[str] | None,
-    ) -> proto.ProjectResult:
-        views = self._session_views(session, view_ids)
-        ledger = self.ledgers.setdefault(session, Ledger())
-        sticky = ledger.replaced_views()
-        assessed = [self._assess(v) for v in views]
-        chosen = [
-            a
-            for a in assessed
-            if policy == "all" or a.status != "fresh" or a.view.view_id in sticky
-        ]
-        refs = shown_elsewhere(chosen, [a for a in assessed if a not in chosen], ledger)
-        chosen = [without_units(a, refs.get(a.view.view_id, {})) for a in chosen]
-        sources: dict[str, Source] = {}
-        for a in chosen:
-            if a.view.path not in sources:
-                src, _ = self._current_or_none(a.view.path)
-                if src is not None:
-                    sources[a.view.path] = src
-        dirty = frozenset(p for p in sources if self.editor_dirty(p))
-        chosen_ids = sorted(a.view.view_id for a in chosen)
-        projection = self.projections.plan(
-            session, chosen, sources, budget_bytes, "all", dirty, chosen_ids, own_lines=True
-        )
-        placed = place(
-            ledger,
-            projection,
-            {v.view_id: v for v in views},
-            after=results[-1] if results else None,
-            present=set(results),
-            current_text=self._sent_text,
-            refs=refs,
-        )
-        plan = self.plans.keep(
-            session,
-            entries=[
-                (c.sent.path, c.sent.first_line, c.sent.last_line, c.sent.sha256)
-                for c in placed.carried
-            ],
-            kept=[v.view_id for v in views if v.view_id not in placed.markers],
-        )
-        return wire.anchored_result(plan.plan_id, projection, placed, self.editor_dirty)
-
-    def _sent_text(self, sent: SentEntry) -> str | None:
-        """A sent entry's lines on disk when they still hold what was sent (a whole-file
-        entry also needs the file to end where it ended), else None."""
-        source, _ = self._current_or_none(sent.path)
-        if source is None or sent.last_line > source.line_count:
-            return None
-        if sent.kind == "file" and sent.last_line != source.line_count:
-            return None
-        text = "".join(source.lines[sent.first_line - 1 : sent.last_line])
-        return text if sha256_text(text) == sent.sha256 else None
 
     @_in_one_moment
     def commit(self, plan_id: str) -> proto.CommitResult:

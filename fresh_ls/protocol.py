@@ -213,6 +213,9 @@ class ObserveParams:
     last_line: int | None = attrs.field(default=None, validator=_not_negative)
     text: str | None = attrs.field(default=None, validator=_text)
     kind: ViewKind = ViewKind.READ
+    #: fresh-ls addition: the tool result exactly as the model sees it (decorated). With it,
+    #: ``placement: anchored`` can patch the result in place at the view's first change.
+    result: str | None = attrs.field(default=None, validator=_text)
 
 
 @attrs.define(kw_only=True)
@@ -231,10 +234,19 @@ class ProjectParams:
     #: in the request, oldest first; a new refresh goes after the last of them
     placement: Placement | None = None
     results: list[str] | None = None
+    #: per tool result in ``results``: the bytes of the request after it (lets the server
+    #: weigh a patch in place against a marker; absent: no patch in place)
+    bytes_after: list[int] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.placement == Placement.ANCHORED and self.results is None:
             raise ValueError("results is required with placement 'anchored'")
+        if self.bytes_after is not None and (
+            self.results is None or len(self.bytes_after) != len(self.results)
+        ):
+            raise ValueError("bytesAfter must have one count per entry of results")
+        if self.bytes_after is not None and any(n < 0 for n in self.bytes_after):
+            raise ValueError("bytesAfter must not hold negative counts")
 
 
 @attrs.define(kw_only=True)

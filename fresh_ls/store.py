@@ -47,6 +47,8 @@ MIGRATIONS: list[list[str]] = [
             body    TEXT NOT NULL
         )
         """,
+        # the tool result as the model saw it (``fresh/observe`` ``result``), or NULL
+        "ALTER TABLE views ADD COLUMN result TEXT",
     ],
 ]
 
@@ -132,8 +134,8 @@ class ViewStore:
         await self._db.execute(
             """
             INSERT OR REPLACE INTO views (session, view_id, path, first_line, last_line, kind,
-                seq, observed_text, observed_sha256, units_json, observed_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                seq, observed_text, observed_sha256, units_json, observed_at, result)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             (
                 view.session,
@@ -147,6 +149,7 @@ class ViewStore:
                 view.observed_sha256,
                 json.dumps([u.to_json() for u in view.units]),
                 view.observed_at,
+                view.result,
             ),
         )
 
@@ -179,7 +182,7 @@ class ViewStore:
     async def load_views(self) -> list[View]:
         async with self._db.execute(
             "SELECT session, view_id, path, first_line, last_line, kind, seq, observed_text,"
-            " observed_sha256, units_json, observed_at FROM views ORDER BY seq"
+            " observed_sha256, units_json, observed_at, result FROM views ORDER BY seq"
         ) as cur:
             rows = await cur.fetchall()
         return [_row_to_view(r) for r in rows]
@@ -199,4 +202,5 @@ def _row_to_view(r: Any) -> View:
         observed_sha256=r[8],
         units=units,
         observed_at=r[10],
+        result=r[11],
     )

@@ -56,6 +56,9 @@ from fresh_ls.report import table  # noqa: E402
 
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "trajectories"
 SESSION = "econ"
+#: The anchored arm's own session (the same views, with their tool results): patching a
+#: result in place observes its view anew, which the other arms' requests do not show.
+ANCHORED_SESSION = "econ-anchored"
 ARMS = ("append-only", "whole-file", "fresh-ls all", "fresh-ls stale", "fresh-ls anchored")
 CACHED_PRICE = 0.1  # a cached input byte costs one tenth of an uncached one
 SYSTEM = (
@@ -226,6 +229,16 @@ def _replay(
         for v in registered:
             shown[v.view_id] = (v.path, v.first, v.last, v.text)
             result.views += 1
+            client.observe(
+                ANCHORED_SESSION,
+                v.path,
+                view_id=v.view_id,
+                first_line=v.first,
+                last_line=v.last,
+                text=v.text,
+                kind=v.kind,
+                result=(step.get("observation") or "") if len(registered) == 1 else None,
+            )
         messages.append(_tool_call(i, step))
         messages.append(
             {"role": "tool", "tool_call_id": f"step{i}", "content": step.get("observation") or ""}
@@ -283,8 +296,9 @@ def _request(
         ("fresh-ls stale", "stale", None),
         ("fresh-ls anchored", "stale", "anchored"),
     ):
+        session = ANCHORED_SESSION if placement == "anchored" else SESSION
         out = rewrite_request(
-            client, SESSION, body, policy=policy, budget_bytes=budget, placement=placement
+            client, session, body, policy=policy, budget_bytes=budget, placement=placement
         )
         carried = sum(1 for v in stale if v not in out.replaced.values())
         arms[name].send(out.request, carried, len(out.plan["omitted"]), out.projection_message)

@@ -140,10 +140,16 @@ class Ledger:
     #: another view shows current: unit id -> that view's id)
     markers: dict[str, tuple[str, list[str], dict[str, str]]] = field(default_factory=dict)
     next_seq: int = 1
+    #: view id -> its tool result re-rendered from current code, while that still holds
+    #: (``fresh_ls.core.rerender``); a view is patched at most once, then moved
+    patched: dict[str, str] = field(default_factory=dict)
+    patched_ever: set[str] = field(default_factory=set)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "nextSeq": self.next_seq,
+            "patched": self.patched,
+            "patchedEver": sorted(self.patched_ever),
             "refreshes": [r.to_json() for r in self.refreshes],
             "markers": {
                 v: {"text": t, "labels": ls, "refs": refs}
@@ -160,6 +166,8 @@ class Ledger:
                 for v, m in d.get("markers", {}).items()
             },
             next_seq=int(d.get("nextSeq", 1)),
+            patched=dict(d.get("patched") or {}),
+            patched_ever=set(d.get("patchedEver") or []),
         )
 
     def replaced_views(self) -> set[str]:
@@ -170,9 +178,13 @@ class Ledger:
         if view_ids is None:
             self.refreshes.clear()
             self.markers.clear()
+            self.patched.clear()
+            self.patched_ever.clear()
             return
         for v in view_ids:
             self.markers.pop(v, None)
+            self.patched.pop(v, None)
+            self.patched_ever.discard(v)
 
 
 @dataclass(slots=True)

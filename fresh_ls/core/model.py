@@ -76,6 +76,9 @@ class View:
     observed_sha256: str
     units: list[ObservedUnit] = field(default_factory=list)
     observed_at: float = 0.0
+    #: the tool result as the model saw it, when the harness gave it (``fresh/observe``
+    #: ``result``): what ``placement: anchored`` re-renders in place
+    result: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

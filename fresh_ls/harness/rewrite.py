@@ -34,6 +34,7 @@ with an ``AsyncClient``, through ``fresh_ls.steps``.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack
@@ -362,7 +363,12 @@ def _steps(
     for attempt in (1, 2):
         anchored: dict[str, Any] = {}
         if placement == "anchored":
-            anchored = {"placement": placement, "results": list(dict.fromkeys(calls))}
+            order = list(dict.fromkeys(calls))
+            anchored = {
+                "placement": placement,
+                "results": order,
+                "bytes_after": _bytes_after(messages, results, order),
+            }
         plan = yield _Call(
             "project",
             (session,),
@@ -377,6 +383,20 @@ def _steps(
             return Rewritten(out, form, dict(plan), replaced, gone, attempt, where)
         changed = list(verdict.get("changed") or [])
     raise CommitFailed(changed, plan_id)
+
+
+def _bytes_after(messages: list[Any], results: list[ToolResult], order: list[str]) -> list[int]:
+    """Per tool-call id in ``order``: the bytes of the messages after the one holding its
+    (last) result, as JSON. What a cache break at that result would send again."""
+    sizes = [
+        len(json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        for m in messages
+    ]
+    behind = [0] * (len(sizes) + 1)
+    for i in range(len(sizes) - 1, -1, -1):
+        behind[i] = behind[i + 1] + sizes[i]
+    at = {r.call_id: r.message for r in results}
+    return [behind[at[c] + 1] for c in order]
 
 
 def _position(r: ToolResult) -> tuple[int, int, int]:

@@ -32,6 +32,9 @@ from fresh_ls.core.text import split_lines
 from fresh_ls.replay.actions import StepOutcome, Workspace
 
 SESSION = "replay"
+#: The same views, registered with their tool results, planned with ``placement: anchored``
+#: (its patches in place observe views anew, which the first session must not see).
+ANCHORED = "replay-anchored"
 
 
 @dataclass
@@ -188,10 +191,31 @@ def _run(
     client: SyncClient, ws: Workspace, steps: list[dict[str, Any]], result: RunResult, budget: int
 ) -> None:
     shown: dict[str, tuple[str, int, int, str, str]] = {}  # viewId -> path, lines, text, kind
+    shown_anchored: dict[str, tuple[str, int, int, str, str]] = {}
+    sizes: list[int] = []  # per step: the bytes of its tool result
     for i, step in enumerate(steps):
         if shown:
-            result.requests.append(_check_request(client, ws, shown, i, budget))
+            check = _check_request(client, ws, shown, i, budget)
+            ff, inexact, ok = _check_anchored(client, ws, shown_anchored, i, budget, sizes)
+            check.false_fresh += ff
+            check.inexact += inexact
+            check.commit_ok = check.commit_ok and ok
+            result.requests.append(check)
         outcome, registered = play_step(client, ws, i, step)
+        observation = str(step.get("observation") or "")
+        sizes.append(len(observation.encode("utf-8")))
+        for v in registered:
+            client.observe(
+                ANCHORED,
+                v.path,
+                view_id=v.view_id,
+                first_line=v.first,
+                last_line=v.last,
+                text=v.text,
+                kind=v.kind,
+                result=observation if len(registered) == 1 else None,
+            )
+            shown_anchored[v.view_id] = (v.path, v.first, v.last, v.text, v.kind)
         if outcome.not_reproduced:
             result.not_reproduced.append(f"step {i}: {outcome.not_reproduced}")
         for v in registered:
@@ -208,6 +232,45 @@ def _disk_lines(ws: Workspace, path: str, cache: dict[str, list[str] | None]) ->
     return cache[path]
 
 
+def _check_anchored(
+    client: SyncClient,
+    ws: Workspace,
+    shown: dict[str, tuple[str, int, int, str, str]],
+    index: int,
+    budget: int,
+    sizes: list[int],
+) -> tuple[int, int, bool]:
+    """The anchored session's request before step ``index``: (false fresh, inexact, commit
+    ok). A view whose lines differ from what the model sees of it (its tool result, or the
+    patch that replaced it) and that got no marker is false fresh; every entry a refresh
+    carries must be the disk's lines. ``shown`` follows each patch in place."""
+    results = [f"step{j}" for j in range(index)]
+    behind = [sum(sizes[j + 1 : index]) for j in range(index)]
+    plan = client.project(
+        ANCHORED, budget_bytes=budget, placement="anchored", results=results, bytes_after=behind
+    )
+    ok = bool(client.commit(plan["planId"])["ok"])
+    disk: dict[str, list[str] | None] = {}
+    markers = {m["viewId"]: m["text"] for m in plan["markers"]}
+    for view_id, text in markers.items():
+        if not text.startswith("[fresh-ls] "):  # patched in place: the model sees this now
+            path, first, last, _, kind = shown[view_id]
+            shown[view_id] = (path, first, last, client.view_text(ANCHORED, view_id)["text"], kind)
+    false_fresh = 0
+    for view_id, (path, first, last, text, _) in shown.items():
+        lines = _disk_lines(ws, path, disk)
+        now = "".join(lines[first - 1 : last]) if lines is not None else None
+        patched = view_id in markers and not markers[view_id].startswith("[fresh-ls] ")
+        if now != text and (view_id not in markers or patched):
+            false_fresh += 1
+    inexact = 0
+    for e in plan["entries"]:
+        lines = _disk_lines(ws, e["path"], disk)
+        now = "".join(lines[e["firstLine"] - 1 : e["lastLine"]]) if lines is not None else None
+        inexact += now != e["text"]
+    return false_fresh, inexact, ok
+
+
 def _check_request(
     client: SyncClient,
     ws: Workspace,
@@ -219,14 +282,6 @@ def _check_request(
     stale = client.stale(SESSION)["views"]
     plan = client.project(SESSION, budget_bytes=budget)
     commit = client.commit(plan["planId"])
-    anchored = client.project(
-        SESSION,
-        budget_bytes=budget,
-        placement="anchored",
-        results=[f"step{j}" for j in range(index)],
-    )
-    anchored_commit = client.commit(anchored["planId"])
-    replaced = {m["viewId"] for m in anchored["markers"]}
     truth = false_fresh = nonfresh = changed = whole = 0
     resync: set[str] = set()
     changed_reads: list[int] = []
@@ -244,14 +299,12 @@ def _check_request(
             (changed_snippets if kind == "editResult" else changed_reads).append(step)
         if differs and v["status"] == "fresh":
             false_fresh += 1
-        elif differs and v["viewId"] not in replaced:
-            false_fresh += 1  # anchored left a stale tool result in place
         if v["status"] != "fresh" and lines is not None:
             resync.add(path)
     for path in resync:
         whole += len("".join(_disk_lines(ws, path, disk) or []).encode("utf-8"))
     inexact = 0
-    for e in [*plan["entries"], *anchored["entries"]]:
+    for e in plan["entries"]:
         lines = _disk_lines(ws, e["path"], disk)
         now = "".join(lines[e["firstLine"] - 1 : e["lastLine"]]) if lines is not None else None
         inexact += now != e["text"]
@@ -263,7 +316,7 @@ def _check_request(
         changed=changed,
         false_fresh=false_fresh,
         inexact=inexact,
-        commit_ok=bool(commit["ok"]) and bool(anchored_commit["ok"]),
+        commit_ok=bool(commit["ok"]),
         used_bytes=int(plan["usedBytes"]),
         whole_file_bytes=whole,
         changed_reads=sorted(set(changed_reads)),

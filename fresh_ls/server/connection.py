@@ -327,6 +327,7 @@ def register_features(server: FreshServer) -> None:
                     budget if budget is not None else DEFAULT_BUDGET_BYTES,
                     policy,
                     p.view_ids,
+                    p.bytes_after,
                 )
             )
         return engine.project_encoded(

@@ -194,3 +194,52 @@ async def test_code_another_result_shows_current_is_pointed_to_not_sent(
     texts = {m["viewId"]: m["text"] for m in second["markers"]}
     assert texts["call_1"] == marker["text"]
     assert "call_2" in texts and "return 10" in second["refreshes"][-1]["text"]
+
+
+async def test_a_first_change_is_patched_in_place_then_moved(engine: Engine, root: Path) -> None:
+    """A view whose tool result the harness gave, and with little behind it, is printed
+    again in place from the current lines (the way the tool would print it now); a second
+    change moves it: a marker, and its code in a refresh near the end."""
+    from fresh_ls.protocol import ObserveParams
+
+    (root / "m.py").write_text(THREE)
+    lines = THREE.splitlines(True)[:6]
+    printed = "".join(f"{i:6d}\t{line}" for i, line in enumerate(lines, 1))
+    await engine.observe(
+        ObserveParams(session="s", path="m.py", view_id="call_1", first_line=1, last_line=6,
+                      result="Here is m.py:\n" + printed)
+    )  # fmt: skip
+    edit(root / "m.py", "return 2", "return 20")
+    got = unstructure(await engine.project_anchored("s", ["call_1", "call_2"], bytes_after=[10, 0]))
+    (marker,) = got["markers"]
+    assert marker["text"].startswith("Here is m.py:\n     1\tdef a():\n")
+    assert "     6\t    return 20\n" in marker["text"] and got["refreshes"] == []
+    assert unstructure(engine.stale("s"))["views"][0]["status"] == "fresh"  # what it shows now
+    again = unstructure(
+        await engine.project_anchored("s", ["call_1", "call_2", "call_3"], bytes_after=[20, 10, 0])
+    )
+    assert again["markers"] == got["markers"]  # the patch stands while it holds
+    edit(root / "m.py", "return 20", "return 200")
+    moved = unstructure(
+        await engine.project_anchored("s", ["call_1", "call_2", "call_3", "call_4"],
+                                      bytes_after=[120, 80, 40, 0])
+    )  # fmt: skip
+    (marker,) = moved["markers"]
+    assert marker["text"].startswith("[fresh-ls] call_1 showed m.py lines 1-6")
+    assert "return 200" in moved["refreshes"][-1]["text"]
+
+
+async def test_no_patch_when_much_stands_behind(engine: Engine, root: Path) -> None:
+    from fresh_ls.protocol import ObserveParams
+
+    (root / "m.py").write_text(THREE)
+    await engine.observe(
+        ObserveParams(session="s", path="m.py", view_id="call_1", first_line=1, last_line=6,
+                      result=THREE)
+    )  # fmt: skip
+    edit(root / "m.py", "return 2", "return 20")
+    got = unstructure(
+        await engine.project_anchored("s", ["call_1", "call_2"], bytes_after=[100_000, 0])
+    )
+    assert got["markers"][0]["text"].startswith("[fresh-ls] call_1")
+    assert "return 20" in got["refreshes"][0]["text"]

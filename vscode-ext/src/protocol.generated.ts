@@ -215,6 +215,7 @@ export interface ObserveParams {
   lastLine?: number;
   text?: string;
   kind?: ViewKind;
+  result?: string;
 }
 
 export interface ObserveResult {
@@ -258,6 +259,7 @@ export interface ProjectParams {
   viewIds?: string[];
   placement?: Placement;
   results?: string[];
+  bytesAfter?: number[];
 }
 
 export interface ProjectResult {

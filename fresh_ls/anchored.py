@@ -1,0 +1,193 @@
+"""``fresh/project`` with ``placement: anchored``: which views are patched in place, which
+are replaced by markers, and what the refreshes carry (``fresh_ls.core.ledger``).
+
+Per view, in the order the numbers in docs/performance.md rewarded:
+
+1. A view still fresh is left in place, as under ``placement: end``.
+2. A view patched in place earlier and still fresh keeps its patch: the re-rendered tool
+   result stands where the old one stood, byte for byte.
+3. A view changed for the first time whose tool result the harness gave (``fresh/observe``
+   ``result``) and that ``core.rerender`` can align is patched: its result is printed again
+   from the current lines of the same range, the way the tool would print it now, and the
+   view is observed anew with those lines (what the model now sees). The cache breaks at
+   its first changed line, not at its start, and its unchanged lines need no second copy.
+4. Every other replaced view (changed again after a patch, no result, not alignable, a
+   deleted file) gets a marker, and its units go to the refreshes; a marker, once made,
+   stays (``core.ledger``): a view edited again and again is moved once, then refreshed
+   near the end.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fresh_ls import protocol as proto
+from fresh_ls import wire
+from fresh_ls.core.anchors import anchor_view
+from fresh_ls.core.ledger import Ledger, SentEntry, place, shown_elsewhere, without_units
+from fresh_ls.core.model import View, ViewAssessment
+from fresh_ls.core.rerender import align, rerender
+from fresh_ls.core.sources import Source
+from fresh_ls.core.text import sha256_text, split_lines
+
+if TYPE_CHECKING:
+    from fresh_ls.engine import Engine
+
+#: Statuses a patch can show honestly: the lines of the range exist and can be read.
+PATCHABLE = ("changed", "moved")
+#: Patch in place only when the bytes behind the view are at most this share of the copy a
+#: marker would send (0, 0.25, 0.5, 1, 2 and 4 measured on the recorded runs: 0.5 cost least).
+PATCH_BEHIND_SHARE = 0.5
+
+
+def project(
+    engine: Engine,
+    session: str,
+    results: list[str],
+    budget_bytes: int,
+    policy: str,
+    view_ids: list[str] | None,
+    bytes_after: list[int] | None = None,
+) -> tuple[proto.ProjectResult, list[View]]:
+    """The anchored projection, and the views it patched (to be stored by the caller)."""
+    views = engine._session_views(session, view_ids)
+    ledger = engine.ledgers.setdefault(session, Ledger())
+    assessed = [engine._assess(v) for v in views]
+    patches: dict[str, str] = {}
+    for a in assessed:  # 2: patches that still hold; the others go (the view moves on)
+        text = ledger.patched.get(a.view.view_id)
+        if text is not None:
+            if a.status == "fresh":
+                patches[a.view.view_id] = text
+            else:
+                del ledger.patched[a.view.view_id]
+    renewed: list[View] = []
+    sticky = set(ledger.markers)
+    behind = dict(zip(results, bytes_after or [], strict=False))
+    chosen: list[ViewAssessment] = []
+    for a in assessed:
+        vid = a.view.view_id
+        if vid in patches:
+            continue
+        if not (policy == "all" or a.status != "fresh" or vid in sticky):
+            continue  # 1
+        patched = _patch(engine, ledger, a, behind.get(vid)) if vid not in sticky else None
+        if patched is not None:  # 3
+            text, view = patched
+            patches[vid] = ledger.patched[vid] = text
+            ledger.patched_ever.add(vid)
+            renewed.append(view)
+            continue
+        chosen.append(a)  # 4
+    views = engine._session_views(session, view_ids)  # the patched ones observed anew
+    replaced = {a.view.view_id for a in chosen}
+    kept = [engine._assess(v) for v in views if v.view_id not in replaced]
+    refs = shown_elsewhere(chosen, kept, ledger)
+    chosen = [without_units(a, refs.get(a.view.view_id, {})) for a in chosen]
+    sources: dict[str, Source] = {}
+    for a in chosen:
+        if a.view.path not in sources:
+            src, _ = engine._current_or_none(a.view.path)
+            if src is not None:
+                sources[a.view.path] = src
+    dirty = frozenset(p for p in sources if engine.editor_dirty(p))
+    chosen_ids = sorted(a.view.view_id for a in chosen)
+    projection = engine.projections.plan(
+        session, chosen, sources, budget_bytes, "all", dirty, chosen_ids, own_lines=True
+    )
+    placed = place(
+        ledger,
+        projection,
+        {v.view_id: v for v in views},
+        after=results[-1] if results else None,
+        present=set(results),
+        current_text=lambda sent: _sent_text(engine, sent),
+        refs=refs,
+    )
+    placed.markers.update(patches)
+    plan = engine.plans.keep(
+        session,
+        entries=[
+            (c.sent.path, c.sent.first_line, c.sent.last_line, c.sent.sha256)
+            for c in placed.carried
+        ],
+        # a patched view shows current lines: commit checks it like a view left in place
+        kept=[v.view_id for v in views if v.view_id not in placed.markers or v.view_id in patches],
+    )
+    return wire.anchored_result(plan.plan_id, projection, placed, engine.editor_dirty), renewed
+
+
+def _patch(
+    engine: Engine, ledger: Ledger, a: ViewAssessment, behind: int | None
+) -> tuple[str, View] | None:
+    """The view's tool result re-rendered from the current lines of its range, and the
+    view observed anew with them; None when it cannot be patched honestly, or when a
+    marker is cheaper (``_cheaper_in_place``)."""
+    view = a.view
+    if view.result is None or view.view_id in ledger.patched_ever or a.status not in PATCHABLE:
+        return None
+    if behind is None:
+        return None
+    source, _ = engine._current_or_none(view.path)
+    if source is None or view.last_line > source.line_count:
+        return None
+    whole = any(u.kind == "file" for u in view.units)
+    if whole and view.last_line != source.line_count:
+        return None  # the tool would print a longer or shorter file: not the same lines
+    spans = align(view.result, split_lines(view.observed_text))
+    if spans is None or len(spans) != view.last_line - view.first_line + 1:
+        return None
+    current = source.lines[view.first_line - 1 : view.last_line]
+    text = rerender(view.result, spans, current)
+    if not _cheaper_in_place(view, text, behind):
+        return None
+    observed = "".join(current)
+    renewed = View(
+        session=view.session,
+        view_id=view.view_id,
+        path=view.path,
+        first_line=view.first_line,
+        last_line=view.last_line,
+        kind=view.kind,
+        seq=view.seq,
+        observed_text=observed,
+        observed_sha256=sha256_text(observed),
+        units=anchor_view(view.path, source, view.first_line, view.last_line, current, whole),
+        observed_at=view.observed_at,
+        result=text,
+    )
+    engine._renew(renewed)
+    return text, renewed
+
+
+def _cheaper_in_place(view: View, text: str, behind: int) -> bool:
+    """Patch in place, or replace by a marker and send the view's code in a refresh?
+
+    Both break the cache at the view. A patch re-sends what follows its first changed line
+    and sends no second copy; a marker sends the view's code again (about its observed
+    size) after the newest result. But a patched view that changes again breaks the cache
+    at its old place once more, with everything behind it (``behind``: the bytes of the
+    request after this tool result), where a refresh would be near the end. So: patch when
+    what it re-sends is smaller than the copy it saves, and what stands behind it is too.
+    """
+    old = view.result or ""
+    same = 0
+    for x, y in zip(old, text, strict=False):
+        if x != y:
+            break
+        same += 1
+    after_change = len(text[same:].encode("utf-8"))
+    copy = len(view.observed_text.encode("utf-8"))
+    return after_change <= copy and behind <= PATCH_BEHIND_SHARE * copy
+
+
+def _sent_text(engine: Engine, sent: SentEntry) -> str | None:
+    """A sent entry's lines on disk when they still hold what was sent (a whole-file entry
+    also needs the file to end where it ended), else None."""
+    source, _ = engine._current_or_none(sent.path)
+    if source is None or sent.last_line > source.line_count:
+        return None
+    if sent.kind == "file" and sent.last_line != source.line_count:
+        return None
+    text = "".join(source.lines[sent.first_line - 1 : sent.last_line])
+    return text if sha256_text(text) == sent.sha256 else None
