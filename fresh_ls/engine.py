@@ -537,24 +537,34 @@ class Engine:
     def did_write(self, session: str | None, path: str) -> None:
         rel = self.resolve(path)
         if session:
+            first_read = rel not in self._known_sha
             self.claim(rel, f"session:{session}")
-            self._learn_write(session, rel)
+            self._learn_write(session, rel, first_read)
         self.sync([rel])
 
-    def _learn_write(self, session: str, rel: str) -> None:
+    def _learn_write(self, session: str, rel: str, first_read: bool = False) -> None:
         """The change just claimed by ``session`` is its own: what it knew of the file
         before stays known where the write left it, and every line it wrote is known
-        (``guard.carry_over``), kept as views of its own for ``fresh/checkEdit``."""
-        changes = self.attribution.changes(rel)
-        seen = self._last_change.get(rel)
-        if not changes or seen is None:
-            return
-        before, after = seen
-        if after is None or changes[-1].who != f"session:{session}":
-            return
-        if changes[-1].sha_after != after.sha256:
-            return
-        del self._last_change[rel]
+        (``guard.carry_over``), kept as views of its own for ``fresh/checkEdit``. A file
+        this server had never read (a creation, mostly) is the writer's whole: nobody
+        holds a view of it."""
+        before: Source | None
+        if first_read:
+            after, _ = self._current_or_none(rel)
+            if after is None:
+                return
+            before = None
+        else:
+            changes = self.attribution.changes(rel)
+            seen = self._last_change.get(rel)
+            if not changes or seen is None:
+                return
+            before, after = seen
+            if after is None or changes[-1].who != f"session:{session}":
+                return
+            if changes[-1].sha_after != after.sha256:
+                return
+            del self._last_change[rel]
         known: set[int] = set()
         if before is not None:
             views = self._guard_views(session, rel)
