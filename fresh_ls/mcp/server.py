@@ -121,13 +121,12 @@ class Backend:
             self._client = None
 
 
-def _denied(text: str, check: dict[str, Any]) -> CallToolResult:
+def _denied(text: str) -> CallToolResult:
     """A deny is the tool's answer, not a protocol error: flagged as an error result so
-    the model and the client's log see that nothing was written, with the check attached
-    for clients that read structured content."""
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=check, is_error=True
-    )
+    the model and the client's log see that nothing was written. Text only: Claude Code
+    shows a result's structured content instead of its text when it has one, and the
+    model reads the text better than a JSON string of it."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _ok(text: str) -> CallToolResult:
@@ -222,7 +221,7 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
                 text = decode(rel, before)
                 check = await call(lambda c: c.check_edit(session, rel, old_text=old_text))
                 if check["verdict"] == "deny":
-                    return _denied(render.deny_text("edit", rel, check), check)
+                    return _denied(render.deny_text("edit", rel, check))
                 if text.count(old_text) != 1:
                     continue  # the disk moved between this read and the check's
                 at = text.index(old_text)
@@ -255,7 +254,7 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
                 before = read_bytes(real)
                 check = await call(lambda c: c.check_edit(session, rel, whole_file=True))
                 if check["verdict"] == "deny":
-                    return _denied(render.deny_text("write", rel, check), check)
+                    return _denied(render.deny_text("write", rel, check))
                 data = content.encode("utf-8")
                 if not replace_if_unchanged(real, data, before):
                     continue
@@ -279,7 +278,8 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
         (stale, STALE_DESCRIPTION),
         (gate, GATE_DESCRIPTION),
     ):
-        server.add_tool(fn, name=fn.__name__, description=description)
+        # Text results only (see ``_denied``).
+        server.add_tool(fn, name=fn.__name__, description=description, structured_output=False)
     return server
 
 
