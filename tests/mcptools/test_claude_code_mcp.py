@@ -188,4 +188,3 @@ def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
     assert "function total (lines 4-6) changed since you read it" in denied
     assert "by a process outside the tools" in denied
     assert "+    quantity = max(quantity, 0)\n" in denied  # the diff
-    assert "     5\t    return quantity * RATE\n" not in denied
