@@ -4,7 +4,9 @@ It owns the current sources (checked against the disk once per request: see
 ``Engine._moment``), the views of every session (in memory, written through to the store
 before an ``observe`` is acknowledged) and the editor buffers that only set ``editorDirty``.
 It tells ``fresh_ls.attribution`` what each read showed changed and who claimed a write,
-and keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``. The rules themselves live
+keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``, and answers ``fresh/checkEdit``
+by gathering what a session knows of a file (its views, and its own writes carried across:
+``_learn_write``) for ``fresh_ls.core.guard`` to decide. The rules themselves live
 in ``fresh_ls.core``; the engine only gathers their inputs and shapes their outputs for the
 wire (``fresh_ls.wire``). Time comes from the injected ``clock`` only.
 """
@@ -44,6 +46,8 @@ Found = tuple[Source | None, SourceError | None]
 #: A change one read showed: the version read before it (None: none, or the file could
 #: not be read) and the version now (None: missing or unreadable).
 Seen = tuple[Source | None, Source | None]
+#: How many files' last change (two versions each) is kept for a ``fresh/didWrite`` to claim.
+LAST_CHANGES_KEPT = 64
 #: ``_known_sha`` of a path never read (no hash equals it): its first read is no change.
 _NEVER_READ = "never read"
 P = ParamSpec("P")
@@ -99,8 +103,9 @@ class Engine:
         #: here was never read, and its first read is no change.
         self._known_sha: dict[str, str | None] = {}
         self._now: _Moment | None = None
-        #: The last change seen of each file (before, after): what a ``fresh/didWrite``
-        #: that claims it carries a session's knowledge across (``_learn_write``).
+        #: The last change seen of the most recently changed files (before, after): what a
+        #: ``fresh/didWrite`` that claims it carries a session's knowledge across
+        #: (``_learn_write``). Claims come within seconds, so only the newest are kept.
         self._last_change: dict[str, Seen] = {}
         #: What each session knows of a file from its own writes, as views that are never
         #: listed, projected or stored (``fresh/checkEdit`` counts them as seen).
@@ -168,7 +173,7 @@ class Engine:
         with self._moment() as moment:
             found, seen = self._read_once(moment, rel)
             if seen is not None:
-                self._last_change[rel] = seen
+                self._keep_change(rel, seen)
                 self.attribution.saw_change(rel, *seen, moment.at, self._seq)
             return found
 
@@ -193,6 +198,12 @@ class Engine:
         changed = known is not _NEVER_READ and known != after.sha256
         return moment.found[rel], ((before, after) if changed else None)
 
+    def _keep_change(self, rel: str, seen: Seen) -> None:
+        self._last_change.pop(rel, None)
+        self._last_change[rel] = seen
+        while len(self._last_change) > LAST_CHANGES_KEPT:
+            del self._last_change[next(iter(self._last_change))]
+
     def claim(self, rel: str, who: str) -> None:
         """``who`` wrote ``rel``: the change this read shows is theirs; when it shows none,
         attribution decides between the last change (the watcher saw the write first) and
@@ -200,7 +211,7 @@ class Engine:
         with self._moment() as moment:
             _, seen = self._read_once(moment, rel)
             if seen is not None:
-                self._last_change[rel] = seen
+                self._keep_change(rel, seen)
                 self.attribution.saw_change(rel, *seen, moment.at, self._seq, by=who)
             else:
                 self.attribution.claim(rel, who, moment.at)
