@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 # Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
 # tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
 # (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
-BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo", "proxy", "run"})
+BUILTIN_COMMANDS = frozenset(
+    {"serve", "status", "stale", "project", "demo", "proxy", "run", "mcp"}
+)
 
 
 def _root(value: str) -> Path:
@@ -164,6 +166,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--fail-open", action="store_true")
     run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ...")
     run.set_defaults(func=cmd_run)
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="an MCP server (stdio) with guarded read/edit/write tools for Claude Code, "
+        "Codex, Cursor, Claude Desktop (docs/guard.md)",
+    )
+    mcp.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    mcp.add_argument(
+        "--session",
+        default=None,
+        help="the fresh-ls session of this connection (default: a new one per connection)",
+    )
+    mcp.add_argument("--state-dir", default=None)
+    mcp.set_defaults(func=cmd_mcp)
 
     if command in BUILTIN_COMMANDS:
         return parser
@@ -324,6 +340,17 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 log_requests=Path(args.log_requests) if args.log_requests else None,
             )
         )
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from fresh_ls.mcp.server import run
+
+    root: Path = args.root or _root(".")
+    state_dir = Path(args.state_dir).resolve() if args.state_dir else None
+    try:
+        return run(root, args.session, state_dir)
     except KeyboardInterrupt:
         return 0
 

@@ -405,6 +405,32 @@ class _Requests(Generic[_R, _N]):
         """``fresh/viewText`` (an addition): what a view showed."""
         return self._result(M.VIEW_TEXT, {"session": session, "viewId": view_id})
 
+    def check_edit(
+        self,
+        session: str,
+        path: str,
+        *,
+        old_text: str | None = None,
+        first_line: int | None = None,
+        last_line: int | None = None,
+        whole_file: bool | None = None,
+    ) -> _R:
+        """``fresh/checkEdit`` (v1.2): may this session's edit of that region go ahead?
+        ``{verdict, reason, units, text, viewId?}``."""
+        params = _params(
+            session=session,
+            path=path,
+            old_text=old_text,
+            first_line=first_line,
+            last_line=last_line,
+            whole_file=whole_file,
+        )
+        return self._result(M.CHECK_EDIT, params)
+
+    def gate(self, session: str, view_ids: list[str] | None = None) -> _R:
+        """``fresh/gate`` (v1.2): ``{proceed, stale}``: do these views still hold?"""
+        return self._result(M.GATE, _params(session=session, view_ids=view_ids))
+
     def did_write(self, path: str, session: str | None = None) -> _N:
         """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
         return self.notify(M.DID_WRITE, _params(path=path, session=session))

@@ -4,7 +4,9 @@ It owns the current sources (checked against the disk once per request: see
 ``Engine._moment``), the views of every session (in memory, written through to the store
 before an ``observe`` is acknowledged) and the editor buffers that only set ``editorDirty``.
 It tells ``fresh_ls.attribution`` what each read showed changed and who claimed a write,
-and keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``. The rules themselves live
+keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``, and answers ``fresh/checkEdit``
+by gathering what a session knows of a file (its views, and its own writes carried across:
+``_learn_write``) for ``fresh_ls.core.guard`` to decide. The rules themselves live
 in ``fresh_ls.core``; the engine only gathers their inputs and shapes their outputs for the
 wire (``fresh_ls.wire``). Time comes from the injected ``clock`` only.
 """
@@ -23,6 +25,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 from fresh_ls import __version__, anchored, wire
 from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
+from fresh_ls.core import guard
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger
@@ -32,7 +35,7 @@ from fresh_ls.core.ranges import observed_lines, observed_range
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
-from fresh_ls.errors import FileUnreadable, OutsideRoot, UnknownId
+from fresh_ls.errors import FileUnreadable, InvalidParams, OutsideRoot, UnknownId
 from fresh_ls.plans import Plans
 from fresh_ls.statedir import DATABASE_FILE
 from fresh_ls.store import ViewStore
@@ -44,6 +47,8 @@ Found = tuple[Source | None, SourceError | None]
 #: A change one read showed: the version read before it (None: none, or the file could
 #: not be read) and the version now (None: missing or unreadable).
 Seen = tuple[Source | None, Source | None]
+#: How many files' last change (two versions each) is kept for a ``fresh/didWrite`` to claim.
+LAST_CHANGES_KEPT = 64
 #: ``_known_sha`` of a path never read (no hash equals it): its first read is no change.
 _NEVER_READ = "never read"
 P = ParamSpec("P")
@@ -101,6 +106,13 @@ class Engine:
         #: here was never read, and its first read is no change.
         self._known_sha: dict[str, str | None] = {}
         self._now: _Moment | None = None
+        #: The last change seen of the most recently changed files (before, after): what a
+        #: ``fresh/didWrite`` that claims it carries a session's knowledge across
+        #: (``_learn_write``). Claims come within seconds, so only the newest are kept.
+        self._last_change: dict[str, Seen] = {}
+        #: What each session knows of a file from its own writes, as views that are never
+        #: listed, projected or stored (``fresh/checkEdit`` counts them as seen).
+        self._written: dict[tuple[str, str], list[View]] = {}
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -166,6 +178,7 @@ class Engine:
         with self._moment() as moment:
             found, seen = self._read_once(moment, rel)
             if seen is not None:
+                self._keep_change(rel, seen)
                 self.attribution.saw_change(rel, *seen, moment.at, self._seq)
             return found
 
@@ -190,6 +203,12 @@ class Engine:
         changed = known is not _NEVER_READ and known != after.sha256
         return moment.found[rel], ((before, after) if changed else None)
 
+    def _keep_change(self, rel: str, seen: Seen) -> None:
+        self._last_change.pop(rel, None)
+        self._last_change[rel] = seen
+        while len(self._last_change) > LAST_CHANGES_KEPT:
+            del self._last_change[next(iter(self._last_change))]
+
     def claim(self, rel: str, who: str) -> None:
         """``who`` wrote ``rel``: the change this read shows is theirs; when it shows none,
         attribution decides between the last change (the watcher saw the write first) and
@@ -197,6 +216,7 @@ class Engine:
         with self._moment() as moment:
             _, seen = self._read_once(moment, rel)
             if seen is not None:
+                self._keep_change(rel, seen)
                 self.attribution.saw_change(rel, *seen, moment.at, self._seq, by=who)
             else:
                 self.attribution.claim(rel, who, moment.at)
@@ -274,13 +294,17 @@ class Engine:
             observed_at=self.clock(),
             result=p.result,
         )
+        return wire.observe_result(view, await self._register(view))
+
+    async def _register(self, view: View) -> ViewAssessment:
+        """Store a new view durably, then hold it; listeners hear of it."""
         await self.store.put_view(view)
-        self.views.setdefault(session, {})[view.view_id] = view
+        self.views.setdefault(view.session, {})[view.view_id] = view
         assessment = self._assess(view)
-        self._last_status[(session, view.view_id)] = assessment.status
+        self._last_status[(view.session, view.view_id)] = assessment.status
         # Editors list views: a new (or replaced) one is news for their panels too.
-        self._emit(session, [view.view_id], rel)
-        return wire.observe_result(view, assessment)
+        self._emit(view.session, [view.view_id], view.path)
+        return assessment
 
     @_in_one_moment
     def stale(self, session: str, view_ids: list[str] | None = None) -> proto.StaleResult:
@@ -406,6 +430,9 @@ class Engine:
             self._last_status.pop((session, v), None)
         if not views:
             self.views.pop(session, None)
+        if view_ids is None:
+            for key in [k for k in self._written if k[0] == session]:
+                del self._written[key]
         for path, gone in sorted(by_path.items()):
             self._emit(session, sorted(gone), path)
         return proto.ForgetResult(forgotten=len(ids))
@@ -442,14 +469,190 @@ class Engine:
             plans=len(self.plans),
         )
 
+    # -- guards (v1.2) ---------------------------------------------------------------------
+
+    async def check_edit(self, p: proto.CheckEditParams) -> proto.CheckEditResult:
+        """Is the code this edit changes the code the session last saw? (``core.guard``)
+        A deny for ``changed`` or ``unseen`` shows the current code and records it as a
+        view of the session, so a retry after reading the answer is allowed."""
+        forms = [p.old_text is not None, p.first_line is not None or p.last_line is not None]
+        forms.append(bool(p.whole_file))
+        if sum(forms) != 1:
+            raise InvalidParams(
+                "give exactly one of oldText, firstLine/lastLine or wholeFile: the region "
+                "the edit changes"
+            )
+        if p.old_text == "":
+            raise InvalidParams("oldText: must not be empty (use wholeFile for an overwrite)")
+        rel = self.resolve(p.path)
+        with self._moment():
+            result, view = self._check_edit(p, rel)
+        if view is not None:
+            await self._register(view)
+        return result
+
+    def _check_edit(
+        self, p: proto.CheckEditParams, rel: str
+    ) -> tuple[proto.CheckEditResult, View | None]:
+        source, error = self._read(rel)
+        if source is None:
+            assert error is not None
+            if p.whole_file and error.reason == "missing":
+                return _verdict(proto.CheckEditReason.KNOWN), None  # a creation
+            raise FileUnreadable(f"path: {error.message}")
+        n = source.line_count
+        if p.old_text is not None:
+            where = guard.locate_text(source.text, p.old_text)
+            if isinstance(where, str):
+                return _verdict(proto.CheckEditReason(where)), None
+            first, last = where
+            whole = first == 1 and last == n
+        elif p.whole_file:
+            first, last, whole = 1, n, True
+        else:
+            first, last, whole = observed_range(p.first_line, p.last_line, n, None)
+        if n == 0:
+            return _verdict(proto.CheckEditReason.KNOWN), None  # nothing there to lose
+        lines = source.lines[first - 1 : last]
+        units = anchor_view(rel, source, first, last, lines, whole)
+        assessed = [self._assess_any(v, source) for v in self._guard_views(p.session, rel)]
+        verdicts = guard.decide(units, guard.learn(assessed, source))
+        reason = proto.CheckEditReason(guard.reason_of(verdicts))
+        out = []
+        for v in verdicts:
+            status, by, diff = proto.Status.FRESH, None, None
+            if v.evidence is not None:
+                ev = v.evidence
+                worse = ev.ua.status if ev.ua.status not in ("fresh", "moved") else "changed"
+                status = proto.Status(worse)
+                by = self.changed_by(p.session, ev.view, ev.ua)
+                diff = guard.evidence_diff(rel, ev, source, v.first, v.last)
+            out.append(
+                proto.CheckEditUnit(
+                    kind=proto.UnitKind(v.unit.kind),
+                    name=v.unit.name,
+                    symbol_kind=v.unit.symbol_kind,
+                    first_line=v.first,
+                    last_line=v.last,
+                    status=status,
+                    changed_by=by,
+                    diff=diff,
+                    known=v.state == "known",
+                )
+            )
+        if reason == proto.CheckEditReason.KNOWN:
+            return _verdict(reason, tuple(out)), None
+        view_id = f"checkEdit-{uuid.uuid4().hex[:12]}"
+        text, lo, hi = guard.framed_text(rel, verdicts, source, view_id)
+        shown = source.lines[lo - 1 : hi]
+        self._seq += 1
+        view = View(
+            session=p.session,
+            view_id=view_id,
+            path=rel,
+            first_line=lo,
+            last_line=hi,
+            kind="read",
+            seq=self._seq,
+            observed_text="".join(shown),
+            observed_sha256=sha256_text("".join(shown)),
+            units=anchor_view(rel, source, lo, hi, list(shown), lo == 1 and hi == n),
+            observed_at=self.clock(),
+        )
+        result = _verdict(reason, tuple(out), text, view_id)
+        return result, view
+
+    def _assess_any(self, view: View, source: Source) -> ViewAssessment:
+        """A held view through the cache; a view of the session's own writes directly."""
+        held = self.views.get(view.session, {}).get(view.view_id)
+        return self._assess(view) if held is view else assess_view(view, source)
+
+    @_in_one_moment
+    def gate(self, session: str, view_ids: list[str] | None = None) -> proto.GateResult:
+        """Do the views a decision rests on still hold? ``fresh`` and ``moved`` do."""
+        stale = []
+        for view in self._session_views(session, view_ids):
+            a = self._assess(view)
+            if a.status in ("fresh", "moved"):
+                continue
+            worst_units = [ua for ua in a.units if ua.status not in ("fresh", "moved")]
+            by = self.changed_by(session, view, worst_units[0]) if worst_units else None
+            stale.append(
+                proto.GateStaleView(
+                    view_id=view.view_id,
+                    path=view.path,
+                    status=proto.Status(a.status),
+                    changed_by=by,
+                )
+            )
+        return proto.GateResult(proceed=not stale, stale=tuple(stale))
+
     # -- notifications in -----------------------------------------------------------------
 
     @_in_one_moment
     def did_write(self, session: str | None, path: str) -> None:
         rel = self.resolve(path)
         if session:
+            first_read = rel not in self._known_sha
             self.claim(rel, f"session:{session}")
+            self._learn_write(session, rel, first_read)
         self.sync([rel])
+
+    def _learn_write(self, session: str, rel: str, first_read: bool = False) -> None:
+        """The change just claimed by ``session`` is its own: what it knew of the file
+        before stays known where the write left it, and every line it wrote is known
+        (``guard.carry_over``), kept as views of its own for ``fresh/checkEdit``. A file
+        this server had never read (a creation, mostly) is the writer's whole: nobody
+        holds a view of it."""
+        before: Source | None
+        if first_read:
+            after, _ = self._current_or_none(rel)
+            if after is None:
+                return
+            before = None
+        else:
+            changes = self.attribution.changes(rel)
+            seen = self._last_change.get(rel)
+            if not changes or seen is None:
+                return
+            before, after = seen
+            if after is None or changes[-1].who != f"session:{session}":
+                return
+            if changes[-1].sha_after != after.sha256:
+                return
+            del self._last_change[rel]
+        known: set[int] = set()
+        if before is not None:
+            views = self._guard_views(session, rel)
+            known = guard.learn([assess_view(v, before) for v in views], before).known
+        written = []
+        for first, last in guard.runs(guard.carry_over(known, before, after)):
+            self._seq += 1
+            lines = after.lines[first - 1 : last]
+            whole = first == 1 and last == after.line_count
+            text = "".join(lines)
+            written.append(
+                View(
+                    session=session,
+                    view_id=f"write-{self._seq}",
+                    path=rel,
+                    first_line=first,
+                    last_line=last,
+                    kind="read",
+                    seq=self._seq,
+                    observed_text=text,
+                    observed_sha256=sha256_text(text),
+                    units=anchor_view(rel, after, first, last, list(lines), whole),
+                    observed_at=self.clock(),
+                )
+            )
+        self._written[(session, rel)] = written
+
+    def _guard_views(self, session: str, rel: str) -> list[View]:
+        """The session's views of ``rel`` and what it wrote there, oldest first."""
+        views = [v for v in self.views.get(session, {}).values() if v.path == rel]
+        views += self._written.get((session, rel), [])
+        return sorted(views, key=lambda v: v.seq)
 
     def editor_update(self, conn: str, path: str, text: str) -> None:
         """An editor buffer changed (open or edit): parse it incrementally so the tree for
@@ -510,6 +713,22 @@ class Engine:
                 listener(payload)
             except Exception:  # a dead connection must not stop the others hearing it
                 continue
+
+
+def _verdict(
+    reason: proto.CheckEditReason,
+    units: tuple[proto.CheckEditUnit, ...] = (),
+    text: str = "",
+    view_id: str | None = None,
+) -> proto.CheckEditResult:
+    allow = reason == proto.CheckEditReason.KNOWN
+    return proto.CheckEditResult(
+        verdict=proto.Verdict.ALLOW if allow else proto.Verdict.DENY,
+        reason=reason,
+        units=units,
+        text=text,
+        view_id=view_id,
+    )
 
 
 def _left_in_place(views: list[View], projection: proj.Projection) -> list[str]:

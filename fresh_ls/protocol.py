@@ -471,13 +471,20 @@ class ViewTextResult:
 
 @attrs.frozen(kw_only=True)
 class CheckEditUnit:
+    """A unit of the edit's region: its current lines (a definition whole), and what the
+    session knew of it. ``status`` is ``changed`` (or the view's worse status) when it
+    changed since the session's view, else ``fresh``; ``known`` (an addition) is false
+    when the session never saw all of it."""
+
     kind: UnitKind
     name: str | None = attrs.field(default=None, metadata=OMITTED)
+    symbol_kind: str | None = attrs.field(default=None, metadata=OMITTED)
     first_line: int
     last_line: int
     status: Status
     changed_by: str | None
     diff: str | None
+    known: bool = attrs.field(metadata=ADDED)
 
 
 @attrs.frozen(kw_only=True)
@@ -486,6 +493,8 @@ class CheckEditResult:
     reason: CheckEditReason
     units: tuple[CheckEditUnit, ...]
     text: str
+    #: the view ``text`` was recorded as (an addition; on ``changed`` and ``unseen`` only)
+    view_id: str | None = attrs.field(default=None, metadata=OMITTED)
 
 
 @attrs.frozen(kw_only=True)
@@ -533,8 +542,8 @@ CLIENT_METHODS: dict[str, Method] = {
         Method(FORGET, ForgetParams, ForgetResult),
         Method(STATUS, StatusParams, StatusResult),
         Method(VIEW_TEXT, ViewTextParams, ViewTextResult),
-        Method(CHECK_EDIT, CheckEditParams, CheckEditResult, served=False),
-        Method(GATE, GateParams, GateResult, served=False),
+        Method(CHECK_EDIT, CheckEditParams, CheckEditResult),
+        Method(GATE, GateParams, GateResult),
         Method(DID_WRITE, DidWriteParams, None),
     )
 }

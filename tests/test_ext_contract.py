@@ -199,6 +199,15 @@ def test_results_match_a_live_server(schema: dict[str, Any], tmp_path: Path) -> 
         assert any(u["diff"] for v in stale["views"] for u in v["units"]), (
             "no changed unit to check"
         )
+        denied = call(
+            "fresh/checkEdit",
+            client.check_edit("a", "cart.py", old_text="return subtotal"),
+            "checkEdit(changed)",
+        )
+        assert denied["reason"] == "changed" and denied["units"][0]["diff"]
+        call("fresh/checkEdit", client.check_edit("a", "cart.py", whole_file=True), "checkEdit")
+        gate = call("fresh/gate", client.gate("a"), "gate")
+        assert gate["stale"], "no stale view to check in the gate"
         call("fresh/status", client.status(), "status")
         call("fresh/viewText", client.view_text("a", "v1"), "viewText")
         plan = call("fresh/project", client.project("a"), "project")
@@ -225,6 +234,7 @@ def test_results_match_a_live_server(schema: dict[str, Any], tmp_path: Path) -> 
         "ObserveResult", "ObservedUnit", "StaleResult", "StaleView", "StaleUnit", "LineRange",
         "ObservedRange", "ProjectResult", "Entry", "Omission", "Marker", "CommitResult",
         "ForgetResult", "StatusResult", "SessionSummary", "ViewTextResult",
+        "CheckEditResult", "CheckEditUnit", "GateResult", "GateStaleView",
         "DidInvalidateParams", "Endpoint",
     }  # fmt: skip
     assert wanted <= seen, f"not exercised: {sorted(wanted - seen)}"

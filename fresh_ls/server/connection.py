@@ -334,6 +334,9 @@ def register_features(server: FreshServer) -> None:
             p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.view_ids
         )
 
+    async def check_edit(p: P.CheckEditParams) -> Any:
+        return P.unstructure(await engine.check_edit(p))
+
     handlers: dict[str, Callable[[Any], Any]] = {
         P.OBSERVE: observe,
         P.STALE: lambda p: P.unstructure(engine.stale(p.session, p.view_ids)),
@@ -342,6 +345,8 @@ def register_features(server: FreshServer) -> None:
         P.FORGET: forget,
         P.STATUS: lambda p: P.unstructure(engine.status()),
         P.VIEW_TEXT: lambda p: P.unstructure(engine.view_text(p.session, p.view_id)),
+        P.CHECK_EDIT: check_edit,
+        P.GATE: lambda p: P.unstructure(engine.gate(p.session, p.view_ids)),
     }
     for method, fn in handlers.items():
         server.feature(method)(_guard(server, fn))

@@ -29,8 +29,6 @@ export const ServerMethods = {
 
 /** Methods of the contract this server does not serve yet (they answer -32601). */
 export const UNSERVED_METHODS = [
-  "fresh/checkEdit",
-  "fresh/gate",
 ] as const;
 
 /** Contract error codes (JSON-RPC `error.code`). */
@@ -108,16 +106,20 @@ export interface CheckEditResult {
   reason: CheckEditReason;
   units: CheckEditUnit[];
   text: string;
+  viewId?: string;
 }
 
+/** A unit of the edit's region: its current lines (a definition whole), and what the session knew of it. ``status`` is ``changed`` (or the view's worse status) when it changed since the session's view, else ``fresh``; ``known`` (an addition) is false when the session never saw all of it. */
 export interface CheckEditUnit {
   kind: UnitKind;
   name?: string;
+  symbolKind?: string;
   firstLine: number;
   lastLine: number;
   status: Status;
   changedBy: string | null;
   diff: string | null;
+  known?: boolean; // addition to the contract
 }
 
 export interface CommitParams {

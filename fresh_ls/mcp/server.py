@@ -1,0 +1,293 @@
+"""``fresh-ls mcp --root DIR [--session NAME]``: an MCP server (stdio, the official ``mcp``
+SDK) whose ``read`` registers views and whose ``edit`` and ``write`` apply only what
+``fresh/checkEdit`` allows, for any MCP client (Claude Code, Codex, Cursor, Claude Desktop).
+
+It is a client of the root's fresh-ls server, as ``fresh-ls proxy`` is: it attaches to the
+running one through ``endpoint.json``, and when none runs it starts one (listening, so
+``fresh-ls status`` and a second MCP server find it). When that connection drops (the server
+it started went away with another MCP server), it attaches or starts again: views live in
+the server's database, so nothing acknowledged is lost.
+
+One session per MCP connection (one stdio process), named ``mcp-<random>``, unless
+``--session`` names one (to share a session with hooks or a harness of the same agent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent
+
+from fresh_ls import statedir
+from fresh_ls.client import AsyncClient, ConnectionClosedError, FreshClientError
+from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
+from fresh_ls.core.text import split_lines
+from fresh_ls.mcp import render
+from fresh_ls.mcp.files import read_bytes, replace_if_unchanged, write_lock
+
+#: The most lines one ``read`` shows (the rest is named, with how to read it).
+MAX_READ_LINES = 2000
+#: How often an edit is checked again when the file changed between check and write.
+WRITE_ATTEMPTS = 3
+#: How long a new MCP server waits for a fresh-ls server another one is starting.
+START_WAIT_S = 15.0
+
+READ_DESCRIPTION = """Read a text file (path absolute or relative to the project root), \
+shown with line numbers ("     9\\tcode"). Optional first_line / last_line (1-based, \
+inclusive) read a part. What you read is registered: the edit and write tools later check \
+that the code you change is still the code you read. Copy old_text for edit from this \
+output without the line numbers."""
+
+EDIT_DESCRIPTION = """Replace old_text with new_text in a file. old_text must occur exactly \
+once, copied exactly from the file. The edit is applied only if the code it changes (the \
+whole function or block around old_text) is still what you last read or wrote: a change \
+elsewhere in the file by someone else does not stop it. If it is DENIED, nothing was \
+written: the result says who changed the code, shows the diff from what you saw to what is \
+there now and the current code. Then re-decide your change against the current code and \
+call edit again with old_text taken from that current code (you need not read the file \
+again). Never write over the other change blindly."""
+
+WRITE_DESCRIPTION = """Create a file with content, or overwrite a whole file. Creating a new \
+file is always allowed. Overwriting an existing file is allowed only if you have read (or \
+written) all of it as it is now; if it is DENIED, nothing was written and the result shows \
+what changed, who changed it, and the current content, which now counts as read: merge \
+your change into it and call write (or edit) again."""
+
+STALE_DESCRIPTION = """List the files you read in this session that changed since, with \
+who changed them and the diff from what you saw to what is there now. Use it before \
+relying on earlier reads; read again what it lists."""
+
+GATE_DESCRIPTION = """Before an irreversible step (a commit, a deploy, a message sent on), \
+check that the reads your decision rests on still hold. view_ids: the view ids the read \
+tool printed (default: every read of this session). proceed: true means go ahead; \
+proceed: false lists what changed: read it again (or call stale) before the step."""
+
+
+class Backend:
+    """The connection to the root's fresh-ls server, made on first use and made again
+    once when it drops."""
+
+    def __init__(self, root: Path, state_dir: Path | None) -> None:
+        self.root = root
+        self.state_dir = state_dir
+        self._client: AsyncClient | None = None
+        self._lock = asyncio.Lock()
+
+    async def _connect(self) -> AsyncClient:
+        state = str(self.state_dir) if self.state_dir else None
+        deadline = asyncio.get_running_loop().time() + START_WAIT_S
+        while True:
+            try:
+                return await AsyncClient.attach(self.root, state_dir=state)
+            except ConnectionClosedError:
+                pass
+            extra = ["--listen"] + (["--state-dir", state] if state else [])
+            try:
+                return await AsyncClient.spawn(self.root, extra_args=extra)
+            except ConnectionClosedError:
+                # Another process started the server first (status 3): attach to it.
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+
+    async def client(self) -> AsyncClient:
+        async with self._lock:
+            if self._client is None:
+                self._client = await self._connect()
+            return self._client
+
+    async def call(self, fn: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
+        client = await self.client()
+        try:
+            return await fn(client)
+        except ConnectionClosedError:
+            async with self._lock:
+                if self._client is client:
+                    self._client = None
+                    with contextlib.suppress(Exception):
+                        await client.close()
+            return await fn(await self.client())
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _denied(text: str) -> CallToolResult:
+    """A deny is the tool's answer, not a protocol error: flagged as an error result so
+    the model and the client's log see that nothing was written. Text only: Claude Code
+    shows a result's structured content instead of its text when it has one, and the
+    model reads the text better than a JSON string of it."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _ok(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCPServer[Any]:
+    root = root.resolve()
+    backend = Backend(root, state_dir)
+    state = state_dir or statedir.default_state_dir(root)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await backend.close()
+
+    server: MCPServer[Any] = MCPServer(
+        name="fresh-ls",
+        instructions=(
+            "Read files with read and change them with edit or write: an edit is applied "
+            "only if the code it changes is still the code you read, so you never write "
+            "over a change you did not see. A DENIED result shows the current code; decide "
+            "again on it and retry."
+        ),
+        log_level="WARNING",
+        lifespan=lifespan,
+    )
+
+    def resolve(path: str) -> tuple[str, Path]:
+        try:
+            return resolve_in_root(root, path)
+        except PathOutsideRoot as exc:
+            raise ToolError(f"{exc}; only files under {root} can be used") from None
+
+    def decode(rel: str, data: bytes) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{rel} is not UTF-8 text") from None
+
+    async def call(fn: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
+        try:
+            return await backend.call(fn)
+        except FreshClientError as exc:
+            raise ToolError(f"fresh-ls: {exc}") from None
+
+    async def report_write(rel: str) -> None:
+        """Tell fresh-ls this session wrote ``rel`` (so its lines count as seen), and wait
+        until it has taken effect: a request after a notification on one connection sees
+        it, so the next check of any agent names this session as the author."""
+        await call(lambda c: c.did_write(rel, session))
+        await call(lambda c: c.gate(session, []))
+
+    async def read(path: str, first_line: int | None = None, last_line: int | None = None) -> str:
+        rel, real = resolve(path)
+        data = read_bytes(real)
+        if data is None:
+            raise ToolError(f"{rel} does not exist (use write to create it)")
+        lines = split_lines(decode(rel, data))
+        n = len(lines)
+        view_id = f"mcp-read-{uuid.uuid4().hex[:10]}"
+        if n == 0:
+            await call(lambda c: c.observe(session, rel, view_id=view_id))
+            return render.read_text(rel, 1, 0, 0, "", view_id)
+        first = first_line or 1
+        if first > n:
+            raise ToolError(f"first_line {first} is past the end of {rel} ({n} lines)")
+        last = min(last_line or n, n, first + MAX_READ_LINES - 1)
+        if last < first:
+            raise ToolError(f"last_line {last_line} is before first_line {first}")
+        shown = "".join(lines[first - 1 : last])
+        await call(
+            lambda c: c.observe(
+                session, rel, view_id=view_id, first_line=first, last_line=last, text=shown
+            )
+        )
+        return render.read_text(rel, first, last, n, shown, view_id)
+
+    async def edit(path: str, old_text: str, new_text: str) -> CallToolResult:
+        rel, real = resolve(path)
+        if not old_text:
+            raise ToolError("old_text is empty: to create or overwrite a whole file use write")
+        if old_text == new_text:
+            raise ToolError("old_text and new_text are the same: nothing to change")
+        async with write_lock(state):
+            for _ in range(WRITE_ATTEMPTS):
+                before = read_bytes(real)
+                if before is None:
+                    raise ToolError(f"{rel} does not exist (use write to create it)")
+                text = decode(rel, before)
+                check = await call(lambda c: c.check_edit(session, rel, old_text=old_text))
+                if check["verdict"] == "deny":
+                    return _denied(render.deny_text("edit", rel, check))
+                if text.count(old_text) != 1:
+                    continue  # the disk moved between this read and the check's
+                at = text.index(old_text)
+                new = text[:at] + new_text + text[at + len(old_text) :]
+                if not replace_if_unchanged(real, new.encode("utf-8"), before):
+                    continue  # changed between the check and the write: check again
+                await report_write(rel)
+                return await edited(rel, new, at, len(new_text))
+        raise ToolError(f"{rel} kept changing while the edit was checked; read it again")
+
+    async def edited(rel: str, new: str, at: int, size: int) -> CallToolResult:
+        """The lines the new text now spans, shown with numbers and registered as an edit
+        result (the snippet is in the model's context now, like a read)."""
+        first = new.count("\n", 0, at) + 1
+        last = new.count("\n", 0, at + size - 1) + 1 if size else first - 1
+        snippet = "".join(split_lines(new)[first - 1 : last])
+        if snippet:
+            await call(
+                lambda c: c.observe(
+                    session, rel, first_line=first, last_line=last, text=snippet,
+                    kind="editResult",
+                )
+            )
+        return _ok(render.edited_text(rel, first, last, snippet))
+
+    async def write(path: str, content: str) -> CallToolResult:
+        rel, real = resolve(path)
+        async with write_lock(state):
+            for _ in range(WRITE_ATTEMPTS):
+                before = read_bytes(real)
+                check = await call(lambda c: c.check_edit(session, rel, whole_file=True))
+                if check["verdict"] == "deny":
+                    return _denied(render.deny_text("write", rel, check))
+                data = content.encode("utf-8")
+                if not replace_if_unchanged(real, data, before):
+                    continue
+                await report_write(rel)
+                verb = "Created" if before is None else "Wrote"
+                n = len(split_lines(content))
+                lines = "line" if n == 1 else "lines"
+                return _ok(f"{verb} {rel} ({n} {lines}, {len(data)} bytes).\n")
+        raise ToolError(f"{rel} kept changing while the write was checked; read it again")
+
+    async def stale() -> str:
+        return render.stale_text(await call(lambda c: c.stale(session)))
+
+    async def gate(view_ids: list[str] | None = None) -> str:
+        return render.gate_text(await call(lambda c: c.gate(session, view_ids)))
+
+    for fn, description in (
+        (read, READ_DESCRIPTION),
+        (edit, EDIT_DESCRIPTION),
+        (write, WRITE_DESCRIPTION),
+        (stale, STALE_DESCRIPTION),
+        (gate, GATE_DESCRIPTION),
+    ):
+        # Text results only (see ``_denied``).
+        server.add_tool(fn, name=fn.__name__, description=description, structured_output=False)
+    return server
+
+
+def new_session() -> str:
+    return f"mcp-{uuid.uuid4().hex[:10]}"
+
+
+def run(root: Path, session: str | None = None, state_dir: Path | None = None) -> int:
+    server = build_server(root, session or new_session(), state_dir)
+    asyncio.run(server.run_stdio_async())
+    return 0

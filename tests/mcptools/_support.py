@@ -1,0 +1,32 @@
+"""Talk to a real ``fresh-ls mcp`` process through the ``mcp`` SDK's own stdio client."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+
+@contextlib.asynccontextmanager
+async def mcp_client(root: Path, *args: str) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "fresh_ls", "mcp", "--root", str(root), *args]
+    )
+    async with stdio_client(params) as streams, ClientSession(*streams) as session:
+        await session.initialize()
+        yield session
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> tuple[bool, str, Any]:
+    """(is_error, text, structured content) of one tool call."""
+    result = await session.call_tool(tool, arguments)
+    return bool(result.is_error), text_of(result), result.structured_content
