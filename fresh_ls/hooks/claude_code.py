@@ -1,0 +1,134 @@
+"""What one Claude Code hook event asks of fresh-ls (pure: no I/O).
+
+Claude Code runs the hook command once per event and writes the event as JSON on stdin
+(``session_id``, ``cwd``, ``hook_event_name``; for tools ``tool_name``, ``tool_input``,
+``tool_response``, ``tool_use_id``). Measured with the pinned 2.1.332: a ``Read``'s
+``tool_response`` is ``{"type": "text", "file": {"filePath", "content", "numLines",
+"startLine", "totalLines"}}``, ``content`` being the lines without their numbers, and
+``numLines`` counting the empty piece after a final newline.
+
+- ``PostToolUse`` of ``Read``: the view it showed (``Observe``), its id the tool call's id,
+  so a proxy that sees the same result registers the same view, not a second one;
+- ``PostToolUse`` of ``Edit`` / ``MultiEdit`` / ``Write`` / ``NotebookEdit``: a write by
+  this session (``Wrote``), so the change is ``changedBy: self``;
+- ``UserPromptSubmit``: the stale note for the session (``Note``).
+Anything else is no action: the hook answers nothing and Claude Code goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: The session name: the same one ``fresh-ls proxy`` derives from Claude Code's
+#: ``x-claude-code-session-id`` header, so hooks and proxy share one session's views.
+SESSION_PREFIX = "claude-code-session-id:"
+WRITE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+#: The PostToolUse matcher install writes: the tools this module reads.
+TOOL_MATCHER = "|".join(("Read", *WRITE_TOOLS))
+
+
+@dataclass(frozen=True)
+class Observe:
+    """``fresh/observe``: lines ``first_line..last_line`` of ``path`` showed ``text``."""
+
+    session: str
+    path: str
+    view_id: str | None
+    first_line: int | None
+    last_line: int | None
+    text: str | None
+
+
+@dataclass(frozen=True)
+class Wrote:
+    """``fresh/didWrite`` of ``path`` for ``session``."""
+
+    session: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """The stale note of ``session``, as additional context of the prompt."""
+
+    session: str
+
+
+Action = Observe | Wrote | Note
+
+
+def session_of(event: Mapping[str, Any]) -> str | None:
+    sid = event.get("session_id")
+    return SESSION_PREFIX + sid if isinstance(sid, str) and sid else None
+
+
+def _path(event: Mapping[str, Any], *keys: str) -> str | None:
+    args = event.get("tool_input")
+    if not isinstance(args, Mapping):
+        return None
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            cwd = event.get("cwd")
+            if not os.path.isabs(value) and isinstance(cwd, str) and cwd:
+                return os.path.join(cwd, value)
+            return value
+    return None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _line_count(text: str) -> int:
+    """Lines of ``text`` by the contract's rule (LF ends a line; a last line without one
+    still counts)."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def read_view(event: Mapping[str, Any], session: str) -> Observe | None:
+    """The view a ``Read`` showed, from its response (lines as shown, without numbers);
+    None for what is no text view (an image, a notebook, a PDF, an error)."""
+    path = _path(event, "file_path")
+    response = event.get("tool_response")
+    if path is None or path.endswith(".ipynb"):
+        return None
+    view_id = event.get("tool_use_id") if isinstance(event.get("tool_use_id"), str) else None
+    if not isinstance(response, Mapping) or response.get("type") != "text":
+        return None
+    shown = response.get("file")
+    if not isinstance(shown, Mapping) or not isinstance(shown.get("content"), str):
+        return None
+    text: str = shown["content"]
+    first = _int(shown.get("startLine")) or 1
+    count = _int(shown.get("numLines"))
+    if count is None:
+        count = _line_count(text)
+    if not text and first == 1:
+        return Observe(session, path, view_id, None, None, text)  # an empty file, whole
+    # numLines counts the empty piece after a final newline; the server clamps a lastLine
+    # past the end, and aligns the text line by line to the range.
+    last = first + max(count, _line_count(text), 1) - 1
+    return Observe(session, path, view_id, first, last, text)
+
+
+def action_of(event: Mapping[str, Any]) -> Action | None:
+    """What the event asks of fresh-ls, or None."""
+    session = session_of(event)
+    if session is None:
+        return None
+    name = event.get("hook_event_name")
+    if name == "UserPromptSubmit":
+        return Note(session)
+    if name != "PostToolUse":
+        return None
+    tool = event.get("tool_name")
+    if tool == "Read":
+        return read_view(event, session)
+    if tool in WRITE_TOOLS:
+        path = _path(event, "file_path", "notebook_path")
+        return Wrote(session, path) if path else None
+    return None
