@@ -102,16 +102,20 @@ def read_view(event: Mapping[str, Any], session: str) -> Observe | None:
     shown = response.get("file")
     if not isinstance(shown, Mapping) or not isinstance(shown.get("content"), str):
         return None
-    text: str = shown["content"]
+    content: str = shown["content"]
     first = _int(shown.get("startLine")) or 1
-    count = _int(shown.get("numLines"))
-    if count is None:
-        count = _line_count(text)
-    if not text and first == 1:
-        return Observe(session, path, view_id, None, None, text)  # an empty file, whole
-    # numLines counts the empty piece after a final newline; the server clamps a lastLine
-    # past the end, and aligns the text line by line to the range.
-    last = first + max(count, _line_count(text), 1) - 1
+    pieces = _int(shown.get("numLines"))
+    total = _int(shown.get("totalLines"))
+    # ``content`` is the lines joined by LF, without the LF of the last one shown; the
+    # pieces count the empty one after a file's final newline. A range that stops before
+    # the file's last piece lost its last LF: put it back, so each line is as on disk.
+    if pieces is not None and total is not None and first + pieces - 1 < total:
+        text = content + "\n"
+    else:
+        text = content
+    if not text:
+        return Observe(session, path, view_id, None, None, text) if first == 1 else None
+    last = first + _line_count(text) - 1
     return Observe(session, path, view_id, first, last, text)
 
 

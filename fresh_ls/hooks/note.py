@@ -25,7 +25,7 @@ from typing import Any
 
 DEFAULT_BUDGET_BYTES = 8192
 #: Below this a note cannot hold its header and the line saying what was left out.
-MIN_BUDGET_BYTES = 512
+MIN_BUDGET_BYTES = 1024
 #: Kept free while views are chosen, for the line naming what was left out.
 _TAIL_RESERVE = 200
 
