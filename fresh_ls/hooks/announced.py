@@ -12,16 +12,16 @@ read counts as empty.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
 HOOKS_DIR = "hooks"
 
 
 def record_path(state_dir: Path, session: str) -> Path:
+    import hashlib
+
     digest = hashlib.sha256(session.encode("utf-8")).hexdigest()[:24]
     return state_dir / HOOKS_DIR / f"claude-code-{digest}.json"
 
@@ -39,7 +39,8 @@ def load(path: Path) -> dict[str, str]:
 
 def save(path: Path, session: str, announced: dict[str, str]) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    tmp = path.parent / f".tmp-{os.getpid()}-{path.name}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             json.dump({"session": session, "announced": announced}, out, sort_keys=True)

@@ -17,11 +17,8 @@ what was shown to what is there, and who changed it. Rules:
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_BUDGET_BYTES = 8192
 #: Below this a note cannot hold its header and the line saying what was left out.
@@ -77,6 +74,9 @@ def _news_units(view: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def fingerprint(view: Mapping[str, Any]) -> str:
     """What identifies this staleness: per unit its status and the changed lines of its
     diff (without headers or line numbers, which a move alone changes)."""
+    import hashlib  # only a note needs it: the other hooks skip its import
+    import json
+
     parts = []
     for unit in _news_units(view):
         diff = unit.get("diff") or ""
@@ -170,13 +170,13 @@ def _tail(left_out: list[Mapping[str, Any]], budget: int, room: int) -> str:
     return ""
 
 
-@dataclass
-class Composed:
-    """The note (empty: nothing to say) and the fingerprint of each view it announced."""
+class Composed(NamedTuple):
+    """The note (empty: nothing to say), the fingerprint of each view it announced, and
+    the views it only named as left out."""
 
     text: str
-    announced: dict[str, str] = field(default_factory=dict)
-    left_out: list[str] = field(default_factory=list)
+    announced: dict[str, str]
+    left_out: list[str]
 
 
 def compose(
@@ -190,7 +190,7 @@ def compose(
         v for v in candidates(list(views)) if already.get(str(v.get("viewId"))) != fingerprint(v)
     ]
     if not news:
-        return Composed("")
+        return Composed("", {}, [])
     parts = [HEADER]
     used = _size(HEADER)
     announced: dict[str, str] = {}
@@ -209,5 +209,5 @@ def compose(
     if left_out:
         parts.append(_tail(left_out, budget, budget - used))
     if not announced and not left_out:
-        return Composed("")
+        return Composed("", {}, [])
     return Composed("".join(parts), announced, [str(v.get("viewId")) for v in left_out])

@@ -22,13 +22,15 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from fresh_ls.hooks import announced
 from fresh_ls.hooks.claude_code import Note, Observe, Wrote, action_of
-from fresh_ls.hooks.note import DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES, compose
+from fresh_ls.hooks.note import DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME
 
 #: Bounds every read and write on the server's socket: a wedged server costs this, once.
 DEFAULT_TIMEOUT_S = 5.0
+#: Error answers that only mean "no view here": a file outside the root (-32010), one that
+#: is not text or is gone (-32011). Claude Code reads such files too; nothing to say.
+QUIET_CODES = (-32010, -32011)
 #: A hook event is a tool call's input and output; anything larger is cut off unread.
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 
@@ -102,23 +104,25 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[
             f"`fresh-ls serve --root {start} --listen` (views are not tracked until then)",
         )
         return 0
-    from fresh_ls.client import FileUnreadableError, FreshClientError, PathOutsideRootError
+    from fresh_ls import methods as M
+    from fresh_ls.hooks.link import Link, LinkError
 
     try:
-        with _attach(state, args.timeout) as client:
+        with Link.open(state, args.timeout) as link:
             if isinstance(action, Observe):
-                client.observe(
-                    action.session,
-                    action.path,
-                    view_id=action.view_id,
-                    first_line=action.first_line,
-                    last_line=action.last_line,
-                    text=action.text,
-                )
+                params = {
+                    "session": action.session,
+                    "path": action.path,
+                    "viewId": action.view_id,
+                    "firstLine": action.first_line,
+                    "lastLine": action.last_line,
+                    "text": action.text,
+                }
+                link.request(M.OBSERVE, {k: v for k, v in params.items() if v is not None})
             elif isinstance(action, Wrote):
-                client.did_write(action.path, session=action.session)
+                link.notify(M.DID_WRITE, {"session": action.session, "path": action.path})
             elif isinstance(action, Note):
-                context = _note(client, state, action.session, args.budget_bytes)
+                context = _note(link, state, action.session, args.budget_bytes)
                 if context:
                     answer = {
                         "hookSpecificOutput": {
@@ -127,23 +131,20 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[
                         }
                     }
                     stdout.write(json.dumps(answer) + "\n")
-    except (PathOutsideRootError, FileUnreadableError):
-        return 0  # a file outside the project, or no text file: no view, nothing to say
-    except FreshClientError as exc:
-        _say(stderr, f"{exc}")
+    except LinkError as exc:
+        if exc.code not in QUIET_CODES:
+            _say(stderr, str(exc))
     except Exception as exc:  # a hook must never break the tool call
         _say(stderr, f"unexpected {type(exc).__name__}: {exc}")
     return 0
 
 
-def _attach(state: Path, timeout: float) -> Any:
-    from fresh_ls.client import SyncClient
+def _note(link: Any, state: Path, session: str, budget: int) -> str:
+    from fresh_ls import methods as M
+    from fresh_ls.hooks import announced
+    from fresh_ls.hooks.note import compose
 
-    return SyncClient.attach(state.parent, state_dir=str(state), timeout=timeout)
-
-
-def _note(client: Any, state: Path, session: str, budget: int) -> str:
-    views = client.stale(session)["views"]
+    views = link.request(M.STALE, {"session": session})["views"]
     path = announced.record_path(state, session)
     before = announced.load(path)
     composed = compose(views, before, budget)
