@@ -5,12 +5,14 @@ and the client."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from fresh_ls.client import SyncClient
 from fresh_ls.hooks.claude_code import SESSION_PREFIX
-from tests.hooks.conftest import Server, run_hook
+from tests.hooks.conftest import ENV, Server, run_hook
 
 SID = "2b7c9d1e-0000-4000-8000-000000000001"
 SESSION = SESSION_PREFIX + SID
@@ -182,3 +184,28 @@ def test_a_file_outside_the_root_is_quietly_no_view(
     done = run_hook(event)
     assert (done.code, done.stdout, done.stderr) == (0, "", "")
     assert stale(project)["views"] == []
+
+
+def test_the_hook_path_imports_nothing_heavy(project: Path, server: Server) -> None:
+    """A hook runs per tool call: no pygls, tree-sitter, SQLite, asyncio, audit parsers,
+    and not even the full client (benchmarks/bench_hooks.py measures the wall time)."""
+    (project / "calc.py").write_text(CALC)
+    probe = (
+        "import io, json, sys\n"
+        "from fresh_ls.cli import main\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({json.dumps(read(project, 'toolu_1'))!r}"
+        ".encode()))\n"
+        "code = main(['hook', 'claude-code'])\n"
+        "heavy = ('tree_sitter', 'rapidfuzz', 'aiosqlite', 'watchfiles', 'pygls', 'cattrs',\n"
+        "         'asyncio', 'fresh_ls.audit', 'fresh_ls.replay', 'fresh_ls.client',\n"
+        "         'fresh_ls.protocol', 'dataclasses', 'subprocess')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(heavy))\n"
+        "print(json.dumps([code, loaded]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=ENV
+    )
+    assert done.returncode == 0, done.stderr
+    code, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0 and loaded == []
+    assert [v["status"] for v in stale(project)["views"]] == ["fresh"]
