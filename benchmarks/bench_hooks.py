@@ -13,7 +13,9 @@ requests. Cases, interleaved, each a fresh process:
 * ``UserPromptSubmit`` with nothing new: ``fresh/stale`` of the session, no note;
 * ``UserPromptSubmit`` after an outside change to a read function (the change made
   untimed before each call): ``fresh/stale`` and a note with its diff;
-* no server running: the one-line message on stderr, exit 0.
+* no server running: the one-line message on stderr, exit 0;
+* for comparison, the ``Read`` case's ``fresh/observe`` from a fresh process through
+  ``fresh_ls.client.SyncClient`` (what the hook used before ``fresh_ls.hooks.link``).
 
 The children run with a bytecode cache in a scratch directory (``PYTHONPYCACHEPREFIX``,
 warmed by one untimed run), as an installed package runs.
@@ -42,6 +44,17 @@ P50_TARGET_MS = 150.0
 SESSION_ID = "bench-hooks-0000"
 
 COMMAND = f"{shlex.quote(sys.executable)} -m fresh_ls hook claude-code"
+#: The same observe as the hook's, through the full client, reading the event on stdin.
+SYNC_CLIENT = """
+import json, os, sys
+from fresh_ls.client import SyncClient
+e = json.load(sys.stdin)
+f = e["tool_response"]["file"]
+with SyncClient.attach(os.environ["CLAUDE_PROJECT_DIR"]) as c:
+    c.observe("claude-code-session-id:" + e["session_id"], e["tool_input"]["file_path"],
+              view_id=e["tool_use_id"], first_line=f["startLine"],
+              last_line=f["startLine"] + f["numLines"] - 1, text=f["content"] + "\\n")
+"""
 
 
 def _module(n_functions: int = 30) -> str:
@@ -171,6 +184,9 @@ def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
                 "prompt_nothing_new": lambda: _spawn(COMMAND, events.prompt(), env, served),
                 "prompt_with_note": stale_prompt,
                 "no_server": lambda: _spawn(COMMAND, events.prompt(), env_alone, alone),
+                "read_via_syncclient": lambda: _spawn(
+                    f"{shlex.quote(py)} -c {shlex.quote(SYNC_CLIENT)}", events.read(), env, served
+                ),
             }
             for case in cases.values():  # warm the bytecode cache and the page cache
                 case()
@@ -203,6 +219,7 @@ _LABELS = {
     "prompt_nothing_new": "UserPromptSubmit, nothing new",
     "prompt_with_note": "UserPromptSubmit, a stale note",
     "no_server": "no server running (message, exit 0)",
+    "read_via_syncclient": "for comparison: that observe via SyncClient",
 }
 
 
