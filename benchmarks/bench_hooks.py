@@ -10,6 +10,8 @@ requests. Cases, interleaved, each a fresh process:
 * ``PostToolUse`` of ``Read``: ``fresh/observe`` of a 40-line range of a 300-line file
   (a new tool call id each time, so the session's views grow as in a real conversation);
 * ``PostToolUse`` of ``Edit``: ``fresh/didWrite``;
+* ``PostToolUse`` of ``Bash`` that wrote a file (``sed -i``): the command read by the
+  proxy's recognizer (imported for Bash events only), then ``fresh/didWrite``;
 * ``UserPromptSubmit`` with nothing new: ``fresh/stale`` of the session, no note;
 * ``UserPromptSubmit`` after an outside change to a read function (the change made
   untimed before each call): ``fresh/stale`` and a note with its diff;
@@ -149,6 +151,15 @@ class _Events:
             "tool_use_id": "toolu_edit",
         }
 
+    def bash(self) -> dict[str, Any]:
+        return {
+            **self.base("PostToolUse"),
+            "tool_name": "Bash",
+            "tool_input": {"command": "sed -i 's/a = 1/a = 1/' other.py"},
+            "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
+            "tool_use_id": "toolu_bash",
+        }
+
     def prompt(self) -> dict[str, Any]:
         return {**self.base("UserPromptSubmit"), "prompt": "go on"}
 
@@ -181,6 +192,7 @@ def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
                 "python_pass": lambda: _spawn(f"{shlex.quote(py)} -c pass", None, env, served),
                 "read": lambda: _spawn(COMMAND, events.read(), env, served),
                 "edit": lambda: _spawn(COMMAND, events.edit(), env, served),
+                "bash_write": lambda: _spawn(COMMAND, events.bash(), env, served),
                 "prompt_nothing_new": lambda: _spawn(COMMAND, events.prompt(), env, served),
                 "prompt_with_note": stale_prompt,
                 "no_server": lambda: _spawn(COMMAND, events.prompt(), env_alone, alone),
@@ -216,6 +228,7 @@ _LABELS = {
     "python_pass": "sh -c 'python -c pass' (the floor)",
     "read": "PostToolUse Read (fresh/observe)",
     "edit": "PostToolUse Edit (fresh/didWrite)",
+    "bash_write": "PostToolUse Bash sed -i (didWrite)",
     "prompt_nothing_new": "UserPromptSubmit, nothing new",
     "prompt_with_note": "UserPromptSubmit, a stale note",
     "no_server": "no server running (message, exit 0)",

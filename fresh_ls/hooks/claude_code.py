@@ -11,6 +11,8 @@ Claude Code runs the hook command once per event and writes the event as JSON on
   so a proxy that sees the same result registers the same view, not a second one;
 - ``PostToolUse`` of ``Edit`` / ``MultiEdit`` / ``Write`` / ``NotebookEdit``: a write by
   this session (``Wrote``), so the change is ``changedBy: self``;
+- ``PostToolUse`` of ``Bash``: what the command wrote and showed, as the proxy reads it
+  (``Shell``, read by ``fresh_ls.hooks.shell``);
 - ``UserPromptSubmit``: the stale note for the session (``Note``).
 Anything else is no action: the hook answers nothing and Claude Code goes on.
 
@@ -29,7 +31,7 @@ from typing import Any, NamedTuple
 SESSION_PREFIX = "claude-code-session-id:"
 WRITE_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 #: The PostToolUse matcher install writes: the tools this module reads.
-TOOL_MATCHER = "|".join(("Read", *WRITE_TOOLS))
+TOOL_MATCHER = "|".join(("Read", *WRITE_TOOLS, "Bash"))
 
 
 class Observe(NamedTuple):
@@ -50,13 +52,21 @@ class Wrote(NamedTuple):
     path: str
 
 
+class Shell(NamedTuple):
+    """A ``Bash`` call: its writes and its view, read by ``fresh_ls.hooks.shell`` (whose
+    parser only a Bash event pays for)."""
+
+    session: str
+    event: Mapping[str, Any]
+
+
 class Note(NamedTuple):
     """The stale note of ``session``, as additional context of the prompt."""
 
     session: str
 
 
-Action = Observe | Wrote | Note
+Action = Observe | Wrote | Shell | Note
 
 
 def session_of(event: Mapping[str, Any]) -> str | None:
@@ -134,4 +144,6 @@ def action_of(event: Mapping[str, Any]) -> Action | None:
     if tool in WRITE_TOOLS:
         path = _path(event, "file_path", "notebook_path")
         return Wrote(session, path) if path else None
+    if tool == "Bash":
+        return Shell(session, event)
     return None

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from fresh_ls.hooks.claude_code import Note, Observe, Wrote, action_of
+from fresh_ls.hooks.claude_code import Note, Observe, Shell, Wrote, action_of
 from fresh_ls.hooks.note import DEFAULT_BUDGET_BYTES, MIN_BUDGET_BYTES
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME
 
@@ -95,6 +95,9 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[
     action = action_of(event) if isinstance(event, dict) else None
     if action is None:
         return 0
+    todo = [] if isinstance(action, Note) else _steps(action)
+    if not isinstance(action, Note) and not todo:
+        return 0  # a Bash call that neither showed nor wrote a file: nothing to tell
     start = _start_dir(args, event)
     state = Path(args.state_dir) if args.state_dir else find_state_dir(start)
     if state is None:
@@ -104,24 +107,11 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[
             f"`fresh-ls serve --root {start} --listen` (views are not tracked until then)",
         )
         return 0
-    from fresh_ls import methods as M
     from fresh_ls.hooks.link import Link, LinkError
 
     try:
         with Link.open(state, args.timeout) as link:
-            if isinstance(action, Observe):
-                params = {
-                    "session": action.session,
-                    "path": action.path,
-                    "viewId": action.view_id,
-                    "firstLine": action.first_line,
-                    "lastLine": action.last_line,
-                    "text": action.text,
-                }
-                link.request(M.OBSERVE, {k: v for k, v in params.items() if v is not None})
-            elif isinstance(action, Wrote):
-                link.notify(M.DID_WRITE, {"session": action.session, "path": action.path})
-            elif isinstance(action, Note):
+            if isinstance(action, Note):
                 context = _note(link, state, action.session, args.budget_bytes)
                 if context:
                     answer = {
@@ -131,12 +121,43 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[
                         }
                     }
                     stdout.write(json.dumps(answer) + "\n")
+            for each in todo:
+                try:
+                    _perform(link, each)
+                except LinkError as exc:
+                    if exc.code not in QUIET_CODES:
+                        raise
     except LinkError as exc:
         if exc.code not in QUIET_CODES:
             _say(stderr, str(exc))
     except Exception as exc:  # a hook must never break the tool call
         _say(stderr, f"unexpected {type(exc).__name__}: {exc}")
     return 0
+
+
+def _steps(action: Observe | Wrote | Shell) -> list[Observe | Wrote]:
+    if isinstance(action, Shell):
+        from fresh_ls.hooks.shell import bash_actions
+
+        return bash_actions(action.event, action.session)
+    return [action]
+
+
+def _perform(link: Any, action: Observe | Wrote) -> None:
+    from fresh_ls import methods as M
+
+    if isinstance(action, Wrote):
+        link.notify(M.DID_WRITE, {"session": action.session, "path": action.path})
+        return
+    params = {
+        "session": action.session,
+        "path": action.path,
+        "viewId": action.view_id,
+        "firstLine": action.first_line,
+        "lastLine": action.last_line,
+        "text": action.text,
+    }
+    link.request(M.OBSERVE, {k: v for k, v in params.items() if v is not None})
 
 
 def _note(link: Any, state: Path, session: str, budget: int) -> str:

@@ -9,9 +9,11 @@ from fresh_ls.hooks.claude_code import (
     SESSION_PREFIX,
     Note,
     Observe,
+    Shell,
     Wrote,
     action_of,
 )
+from fresh_ls.hooks.shell import bash_actions
 
 SID = "07fee5b9-9813-4427-bfea-8cf3bc4bf76e"
 SESSION = SESSION_PREFIX + SID
@@ -108,12 +110,46 @@ def test_a_prompt_asks_for_the_note() -> None:
 
 def test_other_events_and_tools_and_sessionless_events_give_nothing() -> None:
     assert action_of({"session_id": SID, "hook_event_name": "Stop"}) is None
-    bash = {
+    grep = {
         "session_id": SID,
         "hook_event_name": "PostToolUse",
-        "tool_name": "Bash",
-        "tool_input": {"command": "ls"},
+        "tool_name": "Grep",
+        "tool_input": {"pattern": "x"},
     }
-    assert action_of(bash) is None
+    assert action_of(grep) is None
     assert action_of({"hook_event_name": "UserPromptSubmit", "prompt": "go"}) is None
     assert action_of({"session_id": "", "hook_event_name": "UserPromptSubmit"}) is None
+
+
+def bash(command: str, stdout: str = "") -> dict[str, Any]:
+    return {
+        "session_id": SID,
+        "cwd": "/p",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": command, "description": "x"},
+        "tool_response": {"stdout": stdout, "stderr": "", "interrupted": False},
+        "tool_use_id": "toolu_0009",
+    }
+
+
+def test_a_bash_write_is_a_write_of_the_session() -> None:
+    action = action_of(bash("sed -i s/10/11/ calc.py && cat -n calc.py", "     1\tRATE = 11"))
+    assert isinstance(action, Shell)
+    assert bash_actions(action.event, SESSION) == [Wrote(SESSION, "/p/calc.py")]
+    heredoc = bash("cat > src/new.py <<'EOF'\nx = 1\nEOF")
+    assert bash_actions(heredoc, SESSION) == [Wrote(SESSION, "/p/src/new.py")]
+
+
+def test_a_bash_read_of_numbered_lines_is_a_view() -> None:
+    shown = "     1\tRATE = 10\n     2\t\n     3\t\n     4\tdef total(q):"
+    [view] = bash_actions(bash("cat -n calc.py", shown), SESSION)
+    assert isinstance(view, Observe) and view.path == "/p/calc.py"
+    assert view.view_id == "toolu_0009"
+    assert (view.first_line, view.last_line) == (1, 4)
+    assert view.text == "RATE = 10\n\n\ndef total(q):\n"
+
+
+def test_bash_calls_that_touch_no_file_give_nothing() -> None:
+    for command in ("ls -la", "git status", "pytest -q", ""):
+        assert bash_actions(bash(command, "whatever"), SESSION) == []

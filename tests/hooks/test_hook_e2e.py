@@ -209,3 +209,37 @@ def test_the_hook_path_imports_nothing_heavy(project: Path, server: Server) -> N
     code, loaded = json.loads(done.stdout.splitlines()[-1])
     assert code == 0 and loaded == []
     assert [v["status"] for v in stale(project)["views"]] == ["fresh"]
+
+
+def test_a_bash_write_by_the_agent_is_its_own_not_outside(project: Path, server: Server) -> None:
+    (project / "calc.py").write_text(CALC)
+    assert run_hook(read(project, "toolu_1", start=8, limit=2)).code == 0
+    (project / "calc.py").write_text(CALC.replace("a // 5", "a // 4"))  # what sed -i did
+    bash = {
+        "session_id": SID,
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "sed -i 's|a // 5|a // 4|' calc.py", "description": "x"},
+        "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
+        "tool_use_id": "toolu_2",
+    }
+    done = run_hook(bash)
+    assert (done.code, done.stderr) == (0, "")
+    [view] = stale(project)["views"]
+    assert view["status"] == "changed"
+    assert {u["changedBy"] for u in view["units"] if u["status"] != "fresh"} == {"self"}
+    assert run_hook(prompt(project)).context() is None
+
+
+def test_a_bash_call_that_touches_no_file_needs_no_server(project: Path) -> None:
+    bash = {
+        "session_id": SID,
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "ls -la"},
+        "tool_response": {"stdout": "total 0", "stderr": "", "interrupted": False},
+    }
+    done = run_hook(bash)
+    assert (done.code, done.stdout, done.stderr) == (0, "", "")

@@ -58,7 +58,7 @@ def test_install_adds_both_hooks_beside_the_others() -> None:
     post = out["hooks"]["PostToolUse"]
     assert post[0] == OTHERS["hooks"]["PostToolUse"][0]
     assert post[1] == {
-        "matcher": "Read|Edit|MultiEdit|Write|NotebookEdit",
+        "matcher": "Read|Edit|MultiEdit|Write|NotebookEdit|Bash",
         "hooks": [{"type": "command", "command": OURS, "timeout": HOOK_TIMEOUT_S}],
     }
     assert out["hooks"]["UserPromptSubmit"] == [
