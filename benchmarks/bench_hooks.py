@@ -215,7 +215,7 @@ def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
                 server.kill()
                 server.wait()
     s = {name: C.summary_ms(v) for name, v in samples.items()}
-    hooks = ("read", "edit", "prompt_nothing_new", "prompt_with_note")
+    hooks = ("read", "edit", "bash_write", "prompt_nothing_new", "prompt_with_note")
     return {
         "machine": C.machine(),
         "scenario": {"reps": reps, "warmup": 1, "views_at_end": views, "file_lines": 300},

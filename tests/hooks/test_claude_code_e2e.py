@@ -2,8 +2,9 @@
 
 In a scratch project with a HOME of its own: a listening server, the hooks installed with
 ``fresh-ls install claude-code``, then ``claude -p``. The scripted model makes Claude Code
-Read ``calc.py`` (whole, then a range ending on a blank line); after that run both views
-show, fresh, in ``fresh-ls stale`` (the CLI) for Claude Code's session. Then the test
+Read ``calc.py`` (whole, then a range ending on a blank line) and change ``tax`` with a
+``Bash`` ``sed -i``; after that run both views show in ``fresh-ls stale`` (the CLI) for
+Claude Code's session: the range fresh, the whole file changed by the session itself. Then the test
 changes the file outside the agent, and the next prompt of the same conversation
 (``claude -p --continue``) reaches the model with the stale note: the path, the lines,
 the diff, who changed it. A third prompt, with nothing new, carries no note.
@@ -43,7 +44,9 @@ CALC = (
     "RATE = 10\n\n\ndef total(quantity):\n    return quantity * RATE\n\n\n"
     "def tax(amount):\n    return amount // 5\n"
 )
-CALC_CHANGED = CALC.replace("return quantity * RATE", "return quantity * RATE * 2")
+CALC_CHANGED = CALC.replace("return quantity * RATE", "return quantity * RATE * 2").replace(
+    "amount // 5", "amount // 4"
+)
 
 
 def _claude(root: Path, home: Path, url: str, *args: str) -> dict[str, Any]:
@@ -67,7 +70,7 @@ def _claude(root: Path, home: Path, url: str, *args: str) -> dict[str, Any]:
             "--output-format",
             "json",
             "--allowedTools",
-            "Read,Edit,Write",
+            "Read,Edit,Write,Bash",
             "--model",
             "claude-sonnet-4-5",
         ],
@@ -119,7 +122,14 @@ def test_claude_code_hooks_register_reads_and_note_what_went_stale(tmp_path: Pat
         [
             Reply(tool="Read", input={"file_path": calc}),
             Reply(tool="Read", input={"file_path": calc, "offset": 4, "limit": 3}),
-            Reply(text="I read calc.py."),
+            Reply(
+                tool="Bash",
+                input={
+                    "command": f"sed -i 's|amount // 5|amount // 4|' {calc}",
+                    "description": "x",
+                },
+            ),
+            Reply(text="I read calc.py and made tax divide by 4."),
             Reply(text="total now doubles the rate."),
             Reply(text="Nothing else changed."),
         ],
@@ -136,7 +146,11 @@ def test_claude_code_hooks_register_reads_and_note_what_went_stale(tmp_path: Pat
         shown = json.loads(_fresh_ls(root, home, "stale", "--session", session, "--json").stdout)
         views = shown["views"]
         assert [v["path"] for v in views] == ["calc.py", "calc.py"]
-        assert [v["status"] for v in views] == ["fresh", "fresh"]  # the text shown matched
+        # the range is fresh (the text shown matched); the whole file changed by the agent's
+        # own Bash sed -i, and the Bash hook said so
+        assert [v["status"] for v in views] == ["changed", "fresh"]
+        whole = [u for u in views[0]["units"] if u["status"] != "fresh"]
+        assert {u["changedBy"] for u in whole} == {"self"}
         assert [(v["observed"]["firstLine"], v["observed"]["lastLine"]) for v in views] == [
             (1, 9),
             (4, 6),
@@ -145,13 +159,14 @@ def test_claude_code_hooks_register_reads_and_note_what_went_stale(tmp_path: Pat
             b["id"]
             for m in model.model_requests[-1].body["messages"]
             for b in (m["content"] if isinstance(m["content"], list) else [])
-            if b.get("type") == "tool_use"
+            if b.get("type") == "tool_use" and b.get("name") == "Read"
         ]
         assert [v["viewId"] for v in views] == tool_ids  # the tool calls' own ids
         # the first prompt had nothing stale: no note in it
         assert not any("[fresh-ls]" in t for t in _last_user_texts(model.model_requests[0]))
 
-        (root / "calc.py").write_text(CALC_CHANGED)  # outside the agent
+        assert (root / "calc.py").read_text() == CALC.replace("amount // 5", "amount // 4")
+        (root / "calc.py").write_text(CALC_CHANGED)  # outside the agent: total changes
         second = _claude(root, home, model.url, "--continue", "What does total return now?")
         assert second["session_id"] == first["session_id"]
         texts = _last_user_texts(model.model_requests[-1])
