@@ -75,7 +75,7 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
         ]  # fmt: skip
     h = results.get("bench_hooks")
     if h:
-        cases = ("read", "edit", "bash_write", "prompt_nothing_new", "prompt_with_note")
+        cases = ("read", "edit", "prompt_nothing_new", "prompt_with_note")
         worst = max(h[k]["p50_ms"] for k in cases)
         out.append(
             (f"Claude Code hook call p50 <= 150 ms, spawned as Claude Code spawns it "

@@ -8,9 +8,9 @@ A ``UserPromptSubmit`` with news prints ``{"hookSpecificOutput": {"hookEventName
 
 A hook must never block Claude Code or break a tool call: whatever happens (no server, a
 dead one, an unreadable event, an error answer) the exit status is 0, with at most one line
-on stderr saying what to do. Kept light on purpose: the standard library, the sync client
-and the pure modules beside it (benchmarks/bench_hooks.py measures a call as Claude Code
-spawns it).
+on stderr saying what to do. Kept light on purpose: the standard library, the hook's own
+link to the server (``link.py``) and the pure modules beside it; the Bash parser loads for
+Bash events only (benchmarks/bench_hooks.py measures a call as Claude Code spawns it).
 """
 
 from __future__ import annotations
