@@ -143,6 +143,9 @@ def test_claude_code_hooks_register_reads_and_note_what_went_stale(tmp_path: Pat
 
         first = _claude(root, home, model.url, "Read calc.py.")
         session = SESSION_PREFIX + first["session_id"]
+        # the id the proxy names its sessions by: hooks and proxy share one session
+        headers = {k.lower(): v for k, v in model.model_requests[0].headers.items()}
+        assert headers["x-claude-code-session-id"] == first["session_id"]
         shown = json.loads(_fresh_ls(root, home, "stale", "--session", session, "--json").stdout)
         views = shown["views"]
         assert [v["path"] for v in views] == ["calc.py", "calc.py"]
