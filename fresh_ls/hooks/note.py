@@ -12,7 +12,9 @@ what was shown to what is there, and who changed it. Rules:
   also lets it pass) and a view a later view of the same lines supersedes;
 - most recently read first; each view whole (its diffs) or, when that does not fit, one
   line naming it and the size of the diff left out; what fits neither is named in a last
-  line saying what was left out; the note never exceeds ``budget`` UTF-8 bytes.
+  line saying what was left out; the note never exceeds ``budget`` UTF-8 bytes;
+- an older view whose every change the note already showed for the same file (a wider
+  read of the code a newer view covers) gets one line saying so, not the diff again.
 """
 
 from __future__ import annotations
@@ -77,16 +79,30 @@ def fingerprint(view: Mapping[str, Any]) -> str:
     import hashlib  # only a note needs it: the other hooks skip its import
     import json
 
-    parts = []
-    for unit in _news_units(view):
-        diff = unit.get("diff") or ""
-        body = [
-            line
-            for line in diff.split("\n")
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))
-        ]
-        parts.append([unit.get("unitId"), unit.get("status"), body])
+    parts = [
+        [unit.get("unitId"), unit.get("status"), _changed_lines(unit)] for unit in _news_units(view)
+    ]
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def _changed_lines(unit: Mapping[str, Any]) -> list[str]:
+    """The ``-`` and ``+`` lines of a unit's diff, without its headers."""
+    diff = unit.get("diff") or ""
+    return [
+        line
+        for line in diff.split("\n")
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+
+
+def _same_change(view: Mapping[str, Any], shown: set[tuple[str, str]]) -> bool:
+    """Every change of ``view`` is one the note already showed for its path (an older,
+    wider read of the code a newer view just announced)."""
+    path = str(view.get("path"))
+    units = _news_units(view)
+    lines = [line for u in units for line in _changed_lines(u)]
+    changed_only = all(u.get("status") == "changed" for u in units)
+    return changed_only and bool(lines) and all((path, line) in shown for line in lines)
 
 
 def _covers(later: Mapping[str, Any], view: Mapping[str, Any]) -> bool:
@@ -145,6 +161,10 @@ def full_entry(view: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def same_entry(view: Mapping[str, Any]) -> str:
+    return f"\n## {_view_line(view)}: changed, by the same change as shown above.\n"
+
+
 def short_entry(view: Mapping[str, Any], full_bytes: int) -> str:
     who = sorted({author(u.get("changedBy")) for u in _news_units(view)})
     return (
@@ -195,14 +215,23 @@ def compose(
     used = _size(HEADER)
     announced: dict[str, str] = {}
     left_out: list[Mapping[str, Any]] = []
+    shown: set[tuple[str, str]] = set()  # (path, changed line) the note showed in full
     for view in news:
-        full = full_entry(view)
         room = budget - used - _TAIL_RESERVE
-        for text in (full, short_entry(view, _size(full))):
+        if _same_change(view, shown):
+            forms = [same_entry(view)]
+        else:
+            full = full_entry(view)
+            forms = [full, short_entry(view, _size(full))]
+        for text in forms:
             if _size(text) <= room:
                 parts.append(text)
                 used += _size(text)
                 announced[str(view.get("viewId"))] = fingerprint(view)
+                if text is forms[0] and len(forms) == 2:
+                    path = str(view.get("path"))
+                    units = _news_units(view)
+                    shown.update((path, line) for u in units for line in _changed_lines(u))
                 break
         else:
             left_out.append(view)

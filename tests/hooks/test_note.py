@@ -127,3 +127,23 @@ def test_views_that_fit_nowhere_are_listed_in_the_last_line_and_not_recorded() -
     # the next note brings what the first one left out
     later = compose(views, out.announced, budget)
     assert later.announced and not set(later.announced) & set(out.announced)
+
+
+def test_an_older_wider_view_of_the_same_change_is_one_line() -> None:
+    whole = view(
+        "whole",
+        first=1,
+        last=20,
+        d=diff("calc.py", "    return q * RATE", "    return q * RATE * 2", at=5),
+    )
+    rng = view("range", first=4, last=6, d=D1)
+    out = compose([whole, rng], {})
+    assert out.text.count("-    return q * RATE\n") == 1
+    assert (
+        "calc.py lines 1-20 (Read whole): changed, by the same change as shown above." in out.text
+    )
+    assert set(out.announced) == {"whole", "range"}
+    # another change in the wider view: its diff is shown
+    other = diff("calc.py", "    return a // 5", "    return a // 4", at=9)
+    both = view("whole", first=1, last=20, d=D1 + other)
+    assert "a // 4" in compose([both, rng], {}).text
