@@ -17,9 +17,7 @@ if TYPE_CHECKING:
 # Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
 # tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
 # (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
-BUILTIN_COMMANDS = frozenset(
-    {"serve", "status", "stale", "project", "demo", "proxy", "run", "hook", "install", "uninstall"}
-)
+BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo", "proxy", "run"})
 
 
 def _root(value: str) -> Path:
@@ -39,6 +37,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fresh-ls {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from fresh_ls.hooks.cli import register as register_hooks
+
+    register_hooks(sub)  # hook, install, uninstall (fresh_ls/hooks/); run by main's fast path
 
     serve = sub.add_parser(
         "serve", help="run the sidecar for a root (stdio and/or a local endpoint)"
@@ -158,10 +159,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--fail-open", action="store_true")
     run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ...")
     run.set_defaults(func=cmd_run)
-
-    from fresh_ls.hooks.cli import register as register_hooks
-
-    register_hooks(sub)  # hook, install, uninstall (fresh_ls/hooks/)
 
     if command in BUILTIN_COMMANDS:
         return parser
@@ -373,10 +370,10 @@ def _command_of(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    if argv[:1] == ["hook"]:  # once per tool call: skip building the whole parser
-        from fresh_ls.hooks.run import main as hook_main
+    if argv[:1] in (["hook"], ["install"], ["uninstall"]):  # hook: once per tool call
+        from fresh_ls.hooks.cli import main as hooks_main
 
-        return hook_main(argv[1:])
+        return hooks_main(argv)
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     return int(args.func(args))

@@ -1,6 +1,10 @@
-"""The ``hook``, ``install`` and ``uninstall`` commands, registered on the ``fresh-ls``
-parser by ``register``. ``fresh-ls hook`` also has a fast path (``fresh_ls.cli.main``
-hands it ``argv`` before the whole parser is built): it runs once per tool call."""
+"""The ``hook``, ``install`` and ``uninstall`` commands.
+
+``register`` puts them on the ``fresh-ls`` parser (for ``--help``); ``fresh_ls.cli.main``
+hands their ``argv`` to ``main`` here before the whole parser is built, so none of them pays
+for the other commands' parsers, and ``hook``, which runs once per tool call, not even for
+these.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                 "~/.claude.json)",
             )
         p.set_defaults(func=func)
+
+
+def main(argv: list[str]) -> int:
+    """``fresh-ls hook|install|uninstall ...``."""
+    if argv[:1] == ["hook"]:
+        from fresh_ls.hooks.run import main as hook_main
+
+        return hook_main(argv[1:])
+    parser = argparse.ArgumentParser(prog="fresh-ls")
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
