@@ -28,6 +28,7 @@ BENCHMARKS = (
     "bench_bytes",
     "bench_coldstart",
     "bench_proxy",
+    "bench_hooks",
 )
 
 
@@ -72,6 +73,14 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
             (f"serve --stdio to answered initialize p50 <= 500 ms "
              f"({C.fmt_ms(c['handshake']['p50_ms'])})", c["targets"]["handshake_p50_le_500ms"]),
         ]  # fmt: skip
+    h = results.get("bench_hooks")
+    if h:
+        cases = ("read", "edit", "prompt_nothing_new", "prompt_with_note")
+        worst = max(h[k]["p50_ms"] for k in cases)
+        out.append(
+            (f"Claude Code hook call p50 <= 150 ms, spawned as Claude Code spawns it "
+             f"(slowest case {C.fmt_ms(worst)})", h["targets"]["hook_p50_le_150ms"])
+        )  # fmt: skip
     return out
 
 

@@ -39,6 +39,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fresh-ls {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    from fresh_ls.hooks.cli import register as register_hooks
+
+    register_hooks(sub)  # hook, install, uninstall (fresh_ls/hooks/); run by main's fast path
 
     serve = sub.add_parser(
         "serve", help="run the sidecar for a root (stdio and/or a local endpoint)"
@@ -403,6 +406,10 @@ def _command_of(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    if argv[:1] in (["hook"], ["install"], ["uninstall"]):  # hook: once per tool call
+        from fresh_ls.hooks.cli import main as hooks_main
+
+        return hooks_main(argv)
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     return int(args.func(args))

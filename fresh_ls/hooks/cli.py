@@ -1,0 +1,104 @@
+"""The ``hook``, ``install`` and ``uninstall`` commands.
+
+``register`` puts them on the ``fresh-ls`` parser (for ``--help``); ``fresh_ls.cli.main``
+hands their ``argv`` to ``main`` here before the whole parser is built, so none of them pays
+for the other commands' parsers, and ``hook``, which runs once per tool call, not even for
+these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fresh_ls.hooks.install import Targets
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from fresh_ls.hooks.run import add_arguments
+
+    hook = sub.add_parser(
+        "hook", help="answer one agent hook event (JSON on stdin): fresh-ls hook claude-code"
+    )
+    add_arguments(hook)
+    hook.set_defaults(func=cmd_hook)
+    for name, helptext, func in (
+        ("install", "add fresh-ls's hooks to Claude Code's settings", cmd_install),
+        ("uninstall", "remove exactly the entries install added", cmd_uninstall),
+    ):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("agent", choices=("claude-code",))
+        p.add_argument("--root", default=None, help="the project (default: .)")
+        p.add_argument(
+            "--user",
+            action="store_true",
+            help="the user's settings (~/.claude/settings.json, ~/.claude.json) instead of "
+            "the project's",
+        )
+        if name == "install":
+            p.add_argument(
+                "--mcp",
+                action="store_true",
+                help="also add the MCP server `fresh-ls mcp` (.mcp.json; with --user, "
+                "~/.claude.json)",
+            )
+        p.set_defaults(func=func)
+
+
+def main(argv: list[str]) -> int:
+    """``fresh-ls hook|install|uninstall ...``."""
+    if argv[:1] == ["hook"]:
+        from fresh_ls.hooks.run import main as hook_main
+
+        return hook_main(argv[1:])
+    parser = argparse.ArgumentParser(prog="fresh-ls")
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from fresh_ls.hooks.run import run
+
+    return run(args, sys.stdin.buffer, sys.stdout, sys.stderr)
+
+
+def _targets(args: argparse.Namespace) -> Targets:
+    from fresh_ls.hooks.install import targets
+
+    root = Path(os.path.realpath(args.root or "."))
+    return targets(root, args.user)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    from fresh_ls.hooks.install import install
+
+    try:
+        changed = install(_targets(args), args.mcp)
+    except (OSError, ValueError) as exc:
+        print(f"fresh-ls install: {exc}", file=sys.stderr)
+        return 1
+    for path in changed:
+        print(f"fresh-ls install: updated {path}")
+    if not changed:
+        print("fresh-ls install: already installed; nothing changed")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    from fresh_ls.hooks.install import uninstall
+
+    try:
+        changed = uninstall(_targets(args))
+    except (OSError, ValueError) as exc:
+        print(f"fresh-ls uninstall: {exc}", file=sys.stderr)
+        return 1
+    for path in changed:
+        print(f"fresh-ls uninstall: updated {path}")
+    if not changed:
+        print("fresh-ls uninstall: nothing of fresh-ls was installed there")
+    return 0
