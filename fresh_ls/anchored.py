@@ -61,6 +61,11 @@ def project(
                 patches[a.view.view_id] = text
             else:
                 del ledger.patched[a.view.view_id]
+    for a in assessed:  # cut heads that no longer hold: the whole result gets a marker
+        cut = ledger.cuts.get(a.view.view_id)
+        if cut is not None and not _head_holds(a, cut):
+            del ledger.cuts[a.view.view_id]
+            ledger.markers.pop(a.view.view_id, None)
     renewed: list[View] = []
     sticky = set(ledger.markers)
     behind = dict(zip(results, bytes_after or [], strict=False))
@@ -78,8 +83,26 @@ def project(
             ledger.patched_ever.add(vid)
             renewed.append(view)
             continue
+        if vid not in sticky and vid not in ledger.cut_ever:
+            cut = _cut_line(a)
+            if cut is not None and _head(a.view, cut) is not None:
+                ledger.cuts[vid] = cut
+                ledger.cut_ever.add(vid)
         chosen.append(a)  # 4
     views = engine._session_views(session, view_ids)  # the patched ones observed anew
+    heads: dict[str, str] = {}
+    head_entries: list[tuple[str, int, int, str]] = []
+    for a in chosen:
+        cut = ledger.cuts.get(a.view.view_id)
+        head = _head(a.view, cut) if cut is not None else None
+        if cut is not None and head is not None:
+            heads[a.view.view_id] = head
+            shown = "".join(split_lines(a.view.observed_text)[: cut - a.view.first_line])
+            head_entries.append((a.view.path, a.view.first_line, cut - 1, sha256_text(shown)))
+    chosen = [
+        a if a.view.view_id not in heads else _without_head(a, ledger.cuts[a.view.view_id])
+        for a in chosen
+    ]
     replaced = {a.view.view_id for a in chosen}
     kept = [engine._assess(v) for v in views if v.view_id not in replaced]
     refs = shown_elsewhere(chosen, kept, ledger)
@@ -103,13 +126,17 @@ def project(
         present=set(results),
         current_text=lambda sent: _sent_text(engine, sent),
         refs=refs,
+        heads=heads,
     )
     placed.markers.update(patches)
     plan = engine.plans.keep(
         session,
         entries=[
-            (c.sent.path, c.sent.first_line, c.sent.last_line, c.sent.sha256)
-            for c in placed.carried
+            *(
+                (c.sent.path, c.sent.first_line, c.sent.last_line, c.sent.sha256)
+                for c in placed.carried
+            ),
+            *head_entries,  # the kept heads of results must still be the disk's lines
         ],
         # a patched view shows current lines: commit checks it like a view left in place
         kept=[v.view_id for v in views if v.view_id not in placed.markers or v.view_id in patches],
@@ -158,6 +185,41 @@ def _patch(
     )
     engine._renew(renewed)
     return text, renewed
+
+
+#: A head shorter than this is not worth keeping (the marker would say more).
+MIN_HEAD_BYTES = 200
+
+
+def _cut_line(a: ViewAssessment) -> int | None:
+    """The first observed line of the topmost unit that is not fresh: every line above it
+    is what the result showed, where it showed it."""
+    lines = [u.unit.obs_first for u in a.units if u.status != "fresh"]
+    if not lines or min(lines) <= a.view.first_line:
+        return None
+    return min(lines)
+
+
+def _head(view: View, cut: int) -> str | None:
+    """The result up to the line ``cut`` (the start of its printed line), when the result
+    can be aligned with the observed lines and the head is worth keeping."""
+    if view.result is None:
+        return None
+    spans = align(view.result, split_lines(view.observed_text))
+    if spans is None or len(spans) != view.last_line - view.first_line + 1:
+        return None
+    start = spans[cut - view.first_line][0]
+    head = view.result[: view.result.rfind("\n", 0, start) + 1]
+    return head if len(head.encode("utf-8")) >= MIN_HEAD_BYTES else None
+
+
+def _head_holds(a: ViewAssessment, cut: int) -> bool:
+    return all(u.status == "fresh" for u in a.units if u.unit.obs_last < cut)
+
+
+def _without_head(a: ViewAssessment, cut: int) -> ViewAssessment:
+    """The view without the units of its kept head (they stand in the result)."""
+    return ViewAssessment(a.view, a.status, [u for u in a.units if u.unit.obs_last >= cut])
 
 
 def _cheaper_in_place(view: View, text: str, behind: int) -> bool:

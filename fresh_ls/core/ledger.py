@@ -25,6 +25,7 @@ entry's current text, and the caller persists ``Ledger.to_json``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,12 +145,18 @@ class Ledger:
     #: (``fresh_ls.core.rerender``); a view is patched at most once, then moved
     patched: dict[str, str] = field(default_factory=dict)
     patched_ever: set[str] = field(default_factory=set)
+    #: view id -> the first line of the view its marker replaces: the tool result is kept
+    #: verbatim up to that line (its unchanged head), while those lines hold
+    cuts: dict[str, int] = field(default_factory=dict)
+    cut_ever: set[str] = field(default_factory=set)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "nextSeq": self.next_seq,
             "patched": self.patched,
             "patchedEver": sorted(self.patched_ever),
+            "cuts": self.cuts,
+            "cutEver": sorted(self.cut_ever),
             "refreshes": [r.to_json() for r in self.refreshes],
             "markers": {
                 v: {"text": t, "labels": ls, "refs": refs}
@@ -168,6 +175,8 @@ class Ledger:
             next_seq=int(d.get("nextSeq", 1)),
             patched=dict(d.get("patched") or {}),
             patched_ever=set(d.get("patchedEver") or []),
+            cuts={k: int(v) for k, v in (d.get("cuts") or {}).items()},
+            cut_ever=set(d.get("cutEver") or []),
         )
 
     def replaced_views(self) -> set[str]:
@@ -180,11 +189,15 @@ class Ledger:
             self.markers.clear()
             self.patched.clear()
             self.patched_ever.clear()
+            self.cuts.clear()
+            self.cut_ever.clear()
             return
         for v in view_ids:
             self.markers.pop(v, None)
             self.patched.pop(v, None)
             self.patched_ever.discard(v)
+            self.cuts.pop(v, None)
+            self.cut_ever.discard(v)
 
 
 @dataclass(slots=True)
@@ -322,6 +335,7 @@ def place(
     present: set[str],
     current_text: Callable[[SentEntry], str | None],
     refs: dict[str, dict[str, str]] | None = None,
+    heads: dict[str, str] | None = None,
 ) -> Placement:
     """Place ``projection`` (planned with ``policy: all`` over the views to replace) into
     the ledger, changing it in place, and say what the request carries.
@@ -425,7 +439,15 @@ def place(
             markers[m.view_id] = kept[0]
             continue
         view = views[m.view_id]
-        text = marker_text(view, labels, omitted_of.get(m.view_id, []), _spans(view, mine))
+        head = (heads or {}).get(m.view_id)
+        cut = ledger.cuts.get(m.view_id)
+        if head is not None and cut is not None:
+            # the unchanged head of the result stays; the marker names only the rest
+            rest = dataclasses.replace(view, first_line=cut)
+            omissions = omitted_of.get(m.view_id, [])
+            text = head + marker_text(rest, labels, omissions, _spans(view, mine))
+        else:
+            text = marker_text(view, labels, omitted_of.get(m.view_id, []), _spans(view, mine))
         ledger.markers[m.view_id] = (text, labels, dict(mine))
         markers[m.view_id] = text
     placed: list[PlacedRefresh] = []

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                     f"audit differs (wide) · {a.run} · request {index}: audit stale views "
                     f"{audit_ids or 'none'}, server changed views {server_ids or 'none'}"
                 )
-    failed = totals["false_fresh"] or totals["inexact"] or totals["errors"]
+    failed = totals["false_fresh"] or totals["inexact"] or totals["lost"] or totals["errors"]
     return 1 if failed else 0
 
 
@@ -89,6 +89,7 @@ def _totals(results: list[Any]) -> dict[str, Any]:
         "edit_results": sum(r.edit_results for r in results),
         "false_fresh": sum(r.false_fresh for r in results),
         "inexact": sum(r.inexact for r in results),
+        "lost": sum(r.lost for r in results),
         "stale_requests_without": sum(r.stale_requests_without for r in results),
         "stale_requests_with": sum(r.stale_requests_with for r in results),
         "runs_stale_without": sum(1 for r in results if r.stale_requests_without),
@@ -139,7 +140,10 @@ def _print(results: list[Any], t: dict[str, Any]) -> None:
         f"requests carrying a stale view: {t['stale_requests_without']} without fresh-ls, "
         f"{t['stale_requests_with']} with it ({t['runs_stale_without']} runs stale without)"
     )
-    print(f"false fresh views: {t['false_fresh']} · inexact entries: {t['inexact']}")
+    print(
+        f"false fresh views: {t['false_fresh']} · inexact entries: {t['inexact']} · "
+        f"lost units (anchored): {t['lost']}"
+    )
     print(
         f"projection {t['projection_bytes']} bytes vs whole-file re-sync "
         f"{t['whole_file_bytes']} bytes ({ratio:.1f}x smaller)"

@@ -55,6 +55,9 @@ class RequestCheck:
     #: excluded, as in the public rule): reads, and edit-result snippets
     changed_reads: list[int] = field(default_factory=list)
     changed_edit_results: list[int] = field(default_factory=list)
+    #: units of a view the anchored plan replaced whose current code the request neither
+    #: carries nor points to (nor leaves out with a reason): code the model loses
+    lost: int = 0
 
 
 @dataclass
@@ -77,12 +80,18 @@ class RunResult:
         return sum(r.inexact for r in self.requests)
 
     @property
+    def lost(self) -> int:
+        return sum(r.lost for r in self.requests)
+
+    @property
     def stale_requests_without(self) -> int:
         return sum(1 for r in self.requests if r.stale_truth)
 
     @property
     def stale_requests_with(self) -> int:
-        return sum(1 for r in self.requests if r.false_fresh or r.inexact or not r.commit_ok)
+        return sum(
+            1 for r in self.requests if r.false_fresh or r.inexact or r.lost or not r.commit_ok
+        )
 
     @property
     def projection_bytes(self) -> int:
@@ -97,6 +106,7 @@ class RunResult:
         out.update(
             false_fresh=self.false_fresh,
             inexact=self.inexact,
+            lost=self.lost,
             stale_requests_without=self.stale_requests_without,
             stale_requests_with=self.stale_requests_with,
             projection_bytes=self.projection_bytes,
@@ -196,10 +206,11 @@ def _run(
     for i, step in enumerate(steps):
         if shown:
             check = _check_request(client, ws, shown, i, budget)
-            ff, inexact, ok = _check_anchored(client, ws, shown_anchored, i, budget, sizes)
+            ff, inexact, ok, lost = _check_anchored(client, ws, shown_anchored, i, budget, sizes)
             check.false_fresh += ff
             check.inexact += inexact
             check.commit_ok = check.commit_ok and ok
+            check.lost = lost
             result.requests.append(check)
         outcome, registered = play_step(client, ws, i, step)
         observation = str(step.get("observation") or "")
@@ -239,11 +250,11 @@ def _check_anchored(
     index: int,
     budget: int,
     sizes: list[int],
-) -> tuple[int, int, bool]:
+) -> tuple[int, int, bool, int]:
     """The anchored session's request before step ``index``: (false fresh, inexact, commit
-    ok). A view whose lines differ from what the model sees of it (its tool result, or the
-    patch that replaced it) and that got no marker is false fresh; every entry a refresh
-    carries must be the disk's lines. ``shown`` follows each patch in place."""
+    ok, lost units). A view whose lines differ from what the model sees of it (its tool
+    result, or the patch that replaced it) and that got no marker is false fresh; every
+    entry a refresh carries must be the disk's lines. ``shown`` follows each patch."""
     results = [f"step{j}" for j in range(index)]
     behind = [sum(sizes[j + 1 : index]) for j in range(index)]
     plan = client.project(
@@ -253,14 +264,14 @@ def _check_anchored(
     disk: dict[str, list[str] | None] = {}
     markers = {m["viewId"]: m["text"] for m in plan["markers"]}
     for view_id, text in markers.items():
-        if not text.startswith("[fresh-ls] "):  # patched in place: the model sees this now
+        if "[fresh-ls]" not in text:  # patched in place: the model sees this now
             path, first, last, _, kind = shown[view_id]
             shown[view_id] = (path, first, last, client.view_text(ANCHORED, view_id)["text"], kind)
     false_fresh = 0
     for view_id, (path, first, last, text, _) in shown.items():
         lines = _disk_lines(ws, path, disk)
         now = "".join(lines[first - 1 : last]) if lines is not None else None
-        patched = view_id in markers and not markers[view_id].startswith("[fresh-ls] ")
+        patched = view_id in markers and "[fresh-ls]" not in markers[view_id]
         if now != text and (view_id not in markers or patched):
             false_fresh += 1
     inexact = 0
@@ -268,7 +279,45 @@ def _check_anchored(
         lines = _disk_lines(ws, e["path"], disk)
         now = "".join(lines[e["firstLine"] - 1 : e["lastLine"]]) if lines is not None else None
         inexact += now != e["text"]
-    return false_fresh, inexact, ok
+    return false_fresh, inexact, ok, _lost(client.stale(ANCHORED)["views"], plan, markers)
+
+
+def _lost(views: list[dict[str, Any]], plan: dict[str, Any], markers: dict[str, str]) -> int:
+    """Units of replaced views with no current code in reach: not in an entry that serves
+    the view (its own, or one holding its current lines), not left out with a reason, not
+    in the result's kept head (a marker that keeps one starts with the result's own text),
+    not pointed to in another result."""
+    entries: dict[str, list[dict[str, Any]]] = {}
+    for e in plan["entries"]:
+        for v in e["viewIds"]:
+            entries.setdefault(v, []).append(e)
+    left_out = {(v, o["unitId"].split(".")[0]) for o in plan["omitted"] for v in o["viewIds"]}
+    lost = 0
+    for v in views:
+        text = markers.get(v["viewId"])
+        if text is None or "[fresh-ls]" not in text:
+            continue  # left in place, or patched in place (the result shows current lines)
+        headed = not text.startswith("[fresh-ls] ")
+        elsewhere = "shown current elsewhere" in text
+        for u in v["units"]:
+            if (v["viewId"], u["unitId"]) in left_out:
+                continue
+            if (headed or elsewhere) and u["status"] in ("fresh", "moved"):
+                continue
+            cur = u["current"]
+            if any(
+                e["unitId"].split(".")[0] == u["unitId"]
+                or (
+                    cur is not None
+                    and e["firstLine"] <= cur["firstLine"]
+                    and cur["lastLine"] <= e["lastLine"]
+                )
+                for e in entries.get(v["viewId"], [])
+            ):
+                continue
+            lost += 1
+    return lost
+
 
 
 def _check_request(
