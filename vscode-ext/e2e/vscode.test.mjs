@@ -26,7 +26,31 @@ const ARTIFACTS = path.join(here, "artifacts");
 const REPO = path.resolve(EXT_DIR, "..");
 const PYTHON = process.env.FRESH_LS_PYTHON || path.join(REPO, ".venv", "bin", "python");
 const TIMEOUT_S = Number(process.env.E2E_TIMEOUT_S || 300);
-const VSIX = path.join(EXT_DIR, `fresh-ls-${JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).version}.vsix`);
+const VSIX = path.join(EXT_DIR, `fresh-ls-linux-x64-${JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).version}.vsix`);
+
+/** code-server's environment, as a new user's: nothing that leads a Python to this clone (no
+ * PYTHONPATH, no virtualenv, no PATH entry inside the repository). The harness (harness.py)
+ * still runs with the clone's .venv: it is the user's agent, not the sidecar. */
+function userEnv() {
+  const env = { ...process.env, CS_DISABLE_FILE_DOWNLOADS: "1" };
+  for (const k of ["PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "CONDA_PREFIX", "FRESH_LS_PYTHON"]) delete env[k];
+  env.PATH = (env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((d) => d && !path.resolve(d).startsWith(REPO + path.sep))
+    .join(path.delimiter);
+  return env;
+}
+
+/** The environment variables of a running process (Linux). */
+function environOf(pid) {
+  return Object.fromEntries(
+    fs
+      .readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
+}
 
 const CART = [
   "RATE = 10",
@@ -194,9 +218,12 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   fs.mkdirSync(extensions, { recursive: true });
   fs.mkdirSync(ws, { recursive: true });
   fs.writeFileSync(path.join(ws, "cart.py"), CART);
+  // A real repository, to check that the state dir (endpoint token, SQLite) never shows in git.
+  const git = (...args) => spawnSync("git", ["-C", ws, ...args], { encoding: "utf8" });
+  assert.equal(git("init", "-q").status, 0);
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const settingsFile = path.join(userData, "User", "settings.json");
-  const settings = (python) =>
+  const settings = () =>
     JSON.stringify(
       {
         // NOTES.md: otherwise typing lands in a Chat panel or is saved to disk.
@@ -215,14 +242,16 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
         "git.enabled": false,
         "diffEditor.useInlineViewWhenSpaceIsLimited": false,
         "window.zoomLevel": 0,
-        // the extension under test
-        "freshLs.python": python,
+        // the extension under test: no freshLs.python, as after a one-step install
         "freshLs.refreshSeconds": 1,
       },
       null,
       2,
     );
-  fs.writeFileSync(settingsFile, settings(PYTHON));
+  fs.writeFileSync(settingsFile, settings());
+  // The premise of "only the .vsix": no python3 on PATH finds fresh_ls on its own.
+  const bare = spawnSync("python3", ["-c", "import fresh_ls"], { cwd: state.tmp, env: { ...userEnv(), PYTHONSAFEPATH: "1" } });
+  assert.notEqual(bare.status, 0, "python3 imports fresh_ls without the bundle: the test would prove nothing");
   const csArgs = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
 
   const install = spawnSync(CODE_SERVER_BIN, [...csArgs, "--install-extension", VSIX], { encoding: "utf8", timeout: 120_000 });
@@ -240,7 +269,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   state.codeServer = spawn(
     CODE_SERVER_BIN,
     [...csArgs, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
-    { detached: true, stdio: ["ignore", csLog, csLog], env: { ...process.env, CS_DISABLE_FILE_DOWNLOADS: "1" } },
+    { detached: true, stdio: ["ignore", csLog, csLog], env: userEnv() },
   );
   fs.closeSync(csLog);
   await waitFor("code-server to answer", () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000);
@@ -268,6 +297,26 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await waitFor("the sidecar's endpoint.json", () => fs.existsSync(endpointFile), 60_000);
   state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
   log(`sidecar listening (pid ${state.serverPid})`);
+  // It is the sidecar bundled in the installed .vsix: its fresh_ls comes from the extensions
+  // directory of this profile, not from the clone.
+  const sidecarEnv = environOf(state.serverPid);
+  assert.ok(
+    (sidecarEnv.PYTHONPATH ?? "").startsWith(path.join(extensions, "fresh-ls.fresh-ls-")),
+    `the sidecar's PYTHONPATH is ${sidecarEnv.PYTHONPATH}, not the installed extension's bundled/libs`,
+  );
+  assert.equal(sidecarEnv.PYTHONSAFEPATH, "1");
+  assert.equal(fs.realpathSync(`/proc/${state.serverPid}/cwd`), ws);
+  log(`it runs from the bundle (PYTHONPATH=${path.relative(state.tmp, sidecarEnv.PYTHONPATH)})`);
+  // .fresh-ls/ is in neither git's view (the server's .fresh-ls/.gitignore) nor the Explorer's
+  // (the extension's files.exclude default).
+  const porcelain = git("status", "--porcelain", "--untracked-files=all").stdout;
+  assert.match(porcelain, /cart\.py/);
+  assert.doesNotMatch(porcelain, /\.fresh-ls/, `git status shows the state dir:\n${porcelain}`);
+  await page.keyboard.press("Control+Shift+E");
+  const explorer = page.locator(".explorer-folders-view");
+  await explorer.locator(".monaco-list-row", { hasText: "cart.py" }).waitFor({ state: "visible" });
+  assert.equal(await explorer.locator(".monaco-list-row", { hasText: ".fresh-ls" }).count(), 0, "the Explorer lists .fresh-ls");
+  log("git status and the Explorer show nothing of .fresh-ls/");
   await shot(page, "01-workbench.png");
 
   const observed = harness("observe");
@@ -384,22 +433,25 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   // Through the Settings editor, as a person would (code-server does not reload a settings.json
   // changed behind its back).
   await setSetting(page, "freshLs.python", noPkg);
-  const toast = page.locator(".notification-toast", { hasText: "fresh_ls is not installed" });
+  const toast = page.locator(".notification-toast", { hasText: "cannot import fresh_ls" });
   await toast.first().waitFor({ state: "visible", timeout: 30_000 });
-  await expectText(toast, /-m pip install fresh-ls/);
+  await expectText(toast, /Run “fresh-ls: Use Bundled Sidecar”/);
   await panel.locator(".monaco-list-row", { hasText: "fresh-ls is not running" }).waitFor({ state: "visible" });
   await waitFor("the first sidecar to exit", () => !alive(firstPid), 10_000);
   assert.ok(!fs.existsSync(endpointFile), "the stopped sidecar left its endpoint.json behind");
   log("settings change restarted the server; a Python without fresh_ls gets a message with the fix");
   await shot(page, "06-missing-fresh-ls.png");
 
-  await setSetting(page, "freshLs.python", PYTHON);
+  // The toast's button clears the override: the bundled sidecar comes back.
+  await toast.first().locator(".monaco-button", { hasText: "Use Bundled Sidecar" }).click();
+  await waitFor("freshLs.python cleared", () => JSON.parse(fs.readFileSync(settingsFile, "utf8"))["freshLs.python"] === undefined, 10_000);
   await waitFor("a new endpoint.json", () => fs.existsSync(endpointFile), 30_000);
   state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
   assert.notEqual(state.serverPid, firstPid);
   // The views were stored by the first sidecar (SQLite) and come back with the new one.
   await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
-  log(`restored the interpreter: a new sidecar (pid ${state.serverPid}) serves the stored views`);
+  assert.ok((environOf(state.serverPid).PYTHONPATH ?? "").startsWith(extensions));
+  log(`"Use Bundled Sidecar": a new bundled sidecar (pid ${state.serverPid}) serves the stored views`);
 
   // ---- a crashed sidecar (SIGKILL) is restarted and loses nothing it acknowledged ------------
   const killed = state.serverPid;

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import { debounce } from "./debounce";
 import { diffTitle, observedTitle, OBSERVED_SCHEME, PROJECTION_SCHEME } from "./diffdoc";
 import { statusBarText, statusBarTooltip } from "./labels";
-import { endpointClipboard, RESTART_SETTINGS, type LaunchProblem } from "./launch";
+import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
 import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
 import { ClientMethods, type LineRange, type StaleView } from "./protocol";
 import {
@@ -15,8 +15,8 @@ import {
   projectionDocUri,
   StaleLensProvider,
 } from "./providers";
-import { FolderServer, onPythonInterpreterChange, readEndpoint } from "./server";
-import { settings } from "./settings";
+import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
+import { clearPythonOverride, settings } from "./settings";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
@@ -49,8 +49,11 @@ class Controller {
   private readonly shownProblems = new Set<string>();
   private pollTimer?: ReturnType<typeof setInterval>;
   private readonly restartAll = debounce(() => void this.restart(), 1000);
+  /** The sidecar shipped in the .vsix (`bundled/`), absent in a development build. */
+  private readonly bundle: Bundle | undefined;
 
   constructor(context: vscode.ExtensionContext) {
+    this.bundle = readBundle(context.extensionPath);
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
     this.statusItem.name = "fresh-ls stale views";
     this.statusItem.command = Commands.focusPanel;
@@ -76,6 +79,7 @@ class Controller {
       reg(Commands.showProjection, (node?: Node) => this.showProjection(node)),
       reg(Commands.copyEndpoint, (node?: Node) => this.copyEndpoint(node)),
       reg(Commands.forgetSession, (node?: Node) => this.forgetSession(node)),
+      reg(Commands.useBundled, () => this.useBundled()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
           this.output.appendLine("settings changed: restarting the fresh-ls servers (debounced)");
@@ -115,7 +119,7 @@ class Controller {
       onState: (s) => this.serverStateChanged(s),
       onInvalidate: (s) => this.refresher(s.key)(),
       onProblem: (s, p) => void this.showProblem(s, p),
-    });
+    }, this.bundle);
     this.servers.set(server.key, server);
     this.model.upsert(this.folderState(server));
     this.tree.refresh();
@@ -163,15 +167,27 @@ class Controller {
   private async showProblem(server: FolderServer, problem: LaunchProblem): Promise<void> {
     if (this.shownProblems.has(server.key)) return;
     this.shownProblems.add(server.key);
-    const actions = ["Open Settings", ...(problem.fix ? ["Copy Install Command"] : []), "Show Output"];
-    const choice = await vscode.window.showErrorMessage(problem.message, ...actions);
-    if (choice === "Open Settings") {
+    const titles: Record<LaunchAction, string> = {
+      useBundled: "Use Bundled Sidecar",
+      openSettings: "Open Settings",
+      showOutput: "Show Output",
+    };
+    const actions = (problem.actions ?? ["openSettings", "showOutput"]).filter((a) => a !== "useBundled" || this.bundle);
+    const choice = await vscode.window.showErrorMessage(problem.message, ...actions.map((a) => titles[a]));
+    if (choice === titles.useBundled) {
+      await this.useBundled();
+    } else if (choice === titles.openSettings) {
       await vscode.commands.executeCommand("workbench.action.openSettings", "freshLs.python");
-    } else if (choice === "Copy Install Command" && problem.fix) {
-      await vscode.env.clipboard.writeText(problem.fix);
-    } else if (choice === "Show Output") {
+    } else if (choice === titles.showOutput) {
       this.output.show(true);
     }
+  }
+
+  /** Clears `freshLs.python` wherever it is set, so the sidecar bundled in the .vsix runs (the
+   * settings change restarts the servers). */
+  private async useBundled(): Promise<void> {
+    await clearPythonOverride();
+    this.output.appendLine("freshLs.python cleared: using the bundled sidecar");
   }
 
   private async restart(): Promise<void> {

@@ -67,6 +67,7 @@ export const Commands = {
   copyEndpoint: "freshLs.copyEndpoint",
   forgetSession: "freshLs.forgetSession",
   openView: "freshLs.openView",
+  useBundled: "freshLs.useBundledSidecar",
   focusPanel: "freshLs.views.focus",
 } as const;
 

@@ -19,12 +19,16 @@ import {
 } from "vscode-languageclient/node";
 import {
   CHECK_ARGS,
-  chooseInterpreter,
+  checkOutput,
   initializationOptions,
+  interpreterCandidates,
   launchProblem,
   parseAddress,
+  parseBundle,
   parseEndpoint,
   serverArgs,
+  venvPythons,
+  type Bundle,
   type CheckFailure,
   type Interpreter,
   type LaunchProblem,
@@ -64,6 +68,7 @@ export class FolderServer {
     readonly folder: vscode.WorkspaceFolder,
     private readonly output: vscode.OutputChannel,
     private readonly events: ServerEvents,
+    private readonly bundle?: Bundle,
   ) {}
 
   get key(): string {
@@ -98,13 +103,6 @@ export class FolderServer {
   private async doStart(): Promise<void> {
     this.setState("starting");
     const config = settings(this.folder);
-    const interp = chooseInterpreter(config.python || undefined, await pythonFromExtension(this.folder.uri), {
-      workspaceFolder: this.root,
-      home: os.homedir(),
-    });
-    this.interpreter = interp;
-    this.log(`interpreter ${interp.command} (from ${interp.source})`);
-
     const live = await liveEndpoint(this.endpointFile());
     let serverOptions: ServerOptions;
     let token: string | undefined;
@@ -114,21 +112,22 @@ export class FolderServer {
       token = live.token;
       serverOptions = () => connect(live);
     } else {
-      const check = await checkInterpreter(interp.command, this.root);
-      if (!check.ok) {
-        const problem = launchProblem(interp, check.failure);
-        this.log(problem.message);
-        this.setState("failed", problem.message);
-        this.events.onProblem(this, problem);
+      const found = await this.findInterpreter(config.python);
+      if (!found.ok) {
+        this.log(found.problem.message);
+        this.setState("failed", found.problem.message);
+        this.events.onProblem(this, found.problem);
         return;
       }
-      this.version = check.version;
+      const interp = found.interpreter;
+      this.interpreter = interp;
+      this.version = found.version;
       this.attached = false;
       const extra = config.serverArgs;
       serverOptions = {
         command: interp.command,
         args: serverArgs(this.root, extra),
-        options: { cwd: this.root, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+        options: { cwd: this.root, env: { ...process.env, PYTHONUNBUFFERED: "1", ...interp.env } },
       };
     }
 
@@ -182,6 +181,38 @@ export class FolderServer {
       this.setState("failed", message);
       this.events.onProblem(this, { message });
     }
+  }
+
+  /** The first candidate whose check passes (see `interpreterCandidates`), or the problem
+   * with the last one tried. */
+  private async findInterpreter(
+    setting: string,
+  ): Promise<{ ok: true; interpreter: Interpreter; version: string } | { ok: false; problem: LaunchProblem }> {
+    const venvs = (await Promise.all(venvPythons(this.root).map(async (p) => ((await exists(p)) ? p : undefined)))).filter(
+      (p): p is string => !!p,
+    );
+    const candidates = interpreterCandidates(
+      {
+        setting: setting || undefined,
+        venvs,
+        fromPythonExtension: setting ? undefined : await pythonFromExtension(this.folder.uri),
+        bundle: this.bundle,
+      },
+      { workspaceFolder: this.root, home: os.homedir() },
+    );
+    let last: { interp: Interpreter; failure: CheckFailure } | undefined;
+    for (const interp of candidates) {
+      const check = await checkInterpreter(interp, this.root, this.bundle);
+      if (check.ok) {
+        const via = interp.env.PYTHONPATH ? `, PYTHONPATH=${interp.env.PYTHONPATH}` : "";
+        this.log(`interpreter ${interp.command} (${interp.source}${via}): fresh_ls ${check.version}`);
+        return { ok: true, interpreter: interp, version: check.version };
+      }
+      this.log(`interpreter ${interp.command} (${interp.source}) not used: ${failureText(check.failure)}`);
+      last = { interp, failure: check.failure };
+    }
+    // interpreterCandidates never answers an empty list.
+    return { ok: false, problem: launchProblem(last!.interp, last!.failure, this.bundle) };
   }
 
   async stop(): Promise<void> {
@@ -265,11 +296,37 @@ export function onPythonInterpreterChange(listener: () => void): vscode.Disposab
 
 type CheckResult = { ok: true; version: string } | { ok: false; failure: CheckFailure };
 
-function checkInterpreter(python: string, cwd: string): Promise<CheckResult> {
+function failureText(f: CheckFailure): string {
+  if (f.code === "ENOENT") return "not found";
+  if (f.code === "version") return `Python ${f.python ?? "?"} is not the bundle's`;
+  return (f.stderr ?? "").trim().split("\n").filter(Boolean).pop() ?? `exit code ${String(f.code)}`;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.promises.access(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The sidecar shipped in the .vsix (`bundled/`), when this build has one. */
+export function readBundle(extensionPath: string): Bundle | undefined {
+  const dir = path.join(extensionPath, "bundled");
+  try {
+    return parseBundle(fs.readFileSync(path.join(dir, "bundle.json"), "utf8"), path.join(dir, "libs"));
+  } catch {
+    return undefined;
+  }
+}
+
+function checkInterpreter(interp: Interpreter, cwd: string, bundle?: Bundle): Promise<CheckResult> {
+  const env = { ...process.env, ...interp.env };
   return new Promise((resolve) => {
-    execFile(python, [...CHECK_ARGS], { cwd, timeout: CHECK_TIMEOUT_MS }, (err, stdout, stderr) => {
+    execFile(interp.command, [...CHECK_ARGS], { cwd, env, timeout: CHECK_TIMEOUT_MS }, (err, stdout, stderr) => {
       if (!err) {
-        resolve({ ok: true, version: String(stdout).trim() });
+        resolve(checkOutput(interp, String(stdout), bundle));
         return;
       }
       const code = (err as NodeJS.ErrnoException).code ?? (err as { status?: number }).status ?? null;

@@ -69,12 +69,12 @@ describe("tree model", () => {
 
   it("shows why the server is not running, and nothing while no session exists", () => {
     const m = new PanelModel();
-    m.upsert({ ...folder(), state: "failed", error: "fresh_ls missing: pip install fresh-ls" });
+    m.upsert({ ...folder(), state: "failed", error: "fresh_ls missing: run “fresh-ls: Use Bundled Sidecar”" });
     const [msg] = m.children();
     assert.equal(msg.type, "message");
     const row = m.row(msg);
     assert.equal(row.label, "fresh-ls is not running");
-    assert.match(row.tooltip ?? "", /pip install fresh-ls/);
+    assert.match(row.tooltip ?? "", /Use Bundled Sidecar/);
 
     const empty = modelWith({});
     assert.deepEqual(empty.children(), [], "an empty tree shows the view's welcome text");
