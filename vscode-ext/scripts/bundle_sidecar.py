@@ -64,8 +64,16 @@ def main() -> None:
     shutil.rmtree(BUNDLED, ignore_errors=True)
     subprocess.run(
         [
-            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "--no-compile", "--target", str(LIBS), "..",
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "--target",
+            str(LIBS),
+            "..",
         ],
         check=True,
     )
