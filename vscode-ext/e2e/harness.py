@@ -2,6 +2,7 @@
 started (through ``<root>/.fresh-ls/endpoint.json``) the way any harness would.
 
     python harness.py ROOT observe   # agent-1 reads Cart.total (call_7) and Cart.__init__ (call_3)
+    python harness.py ROOT observe-ts  # agent-1 reads lines 1-3 of price.ts (call_9)
     python harness.py ROOT stale     # prints agent-1's stale views as JSON
 """
 
@@ -21,6 +22,9 @@ def main() -> int:
                 fresh.observe("agent-1", "cart.py", view_id="call_7", first_line=8, last_line=10),
                 fresh.observe("agent-1", "cart.py", view_id="call_3", first_line=5, last_line=6),
             ]
+        elif action == "observe-ts":
+            # lines 1-3 of a four-line function: a fragment no TypeScript parser accepts
+            out = [fresh.observe("agent-1", "price.ts", view_id="call_9", first_line=1, last_line=3)]
         elif action == "stale":
             out = fresh.stale("agent-1")
         else:

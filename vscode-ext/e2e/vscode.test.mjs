@@ -66,12 +66,15 @@ const CART = [
   "",
 ].join("\n");
 
+// A four-line function; a view of its first three lines is a fragment that does not parse.
+const PRICE_TS = ["export function price(qty: number): number {", "  const base = qty * 3;", "  return base;", "}", ""].join("\n");
+
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 const log = (msg) => process.stdout.write(`e2e [${elapsed()}] ${msg}\n`);
 
 /** Everything the run started, for cleanup. */
-const state = { tmp: undefined, codeServer: undefined, browser: undefined, serverPid: undefined, ws: undefined };
+const state = { tmp: undefined, codeServer: undefined, browser: undefined, serverPid: undefined, ws: undefined, harnessServers: [] };
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -177,6 +180,10 @@ async function cleanup() {
       }
     });
   }
+  for (const proc of state.harnessServers.splice(0)) {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+  }
+  state.serverPid = undefined;
   copyLogs();
   if (state.tmp) {
     fs.rmSync(state.tmp, { recursive: true, force: true });
@@ -206,9 +213,14 @@ after(async () => {
   log("cleaned up");
 });
 
-test("the panel shows a changed view and its diff in a real VS Code", { timeout: TIMEOUT_S * 1000 }, async () => {
+/**
+ * A fresh profile with only the .vsix installed, code-server on a free port in the user's
+ * environment, and Chromium on a new git repository holding cart.py. `beforeOpen(ws)` runs
+ * before the folder is opened (say, a harness starting its own server).
+ */
+async function launchWorkbench(name, { settings: extra = {}, beforeOpen } = {}) {
   // ---- a fresh profile, the extension, a workspace ------------------------------------------
-  state.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-ls-e2e-")));
+  state.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `fresh-ls-e2e-${name}-`)));
   const userData = path.join(state.tmp, "user-data");
   const extensions = path.join(state.tmp, "extensions");
   const ws = (state.ws = path.join(state.tmp, "workspace"));
@@ -244,6 +256,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
         "window.zoomLevel": 0,
         // the extension under test: no freshLs.python, as after a one-step install
         "freshLs.refreshSeconds": 1,
+        ...extra,
       },
       null,
       2,
@@ -255,7 +268,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   const csArgs = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
 
   const install = spawnSync(CODE_SERVER_BIN, [...csArgs, "--install-extension", VSIX], { encoding: "utf8", timeout: 120_000 });
-  fs.writeFileSync(path.join(ARTIFACTS, "install-extension.log"), `${install.stdout}\n${install.stderr}`);
+  fs.writeFileSync(path.join(ARTIFACTS, `install-extension-${name}.log`), `${install.stdout}\n${install.stderr}`);
   assert.equal(install.status, 0, `installing the .vsix failed: ${install.stderr}`);
   assert.match(install.stdout, /successfully installed/i);
   assert.ok(
@@ -264,8 +277,10 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   );
   log("installed the .vsix");
 
+  await beforeOpen?.(ws);
+
   // ---- code-server ---------------------------------------------------------------------------
-  const csLog = fs.openSync(path.join(ARTIFACTS, "code-server.log"), "w");
+  const csLog = fs.openSync(path.join(ARTIFACTS, `code-server-${name}.log`), "w");
   state.codeServer = spawn(
     CODE_SERVER_BIN,
     [...csArgs, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
@@ -290,7 +305,13 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   page.setDefaultTimeout(30_000);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded" });
   await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
-  log("workbench loaded");
+  log(`workbench loaded (${name})`);
+  return { page, ws, extensions, settingsFile, git };
+}
+
+test("the panel shows a changed view and its diff in a real VS Code", { timeout: TIMEOUT_S * 1000 }, async () => {
+  const { page, ws, extensions, settingsFile, git } = await launchWorkbench("bundled");
+
 
   // ---- the extension started the sidecar; a harness attaches and observes ------------------
   const endpointFile = path.join(ws, ".fresh-ls", "endpoint.json");
@@ -382,9 +403,13 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.keyboard.press("Control+End");
   await page.keyboard.type("# an unsaved note\n");
   await waitFor("editorDirty on call_7", () => harness("stale").views.find((v) => v.viewId === "call_7").editorDirty, 15_000, 500);
+  // The panel says so by itself: a dirty buffer changes neither the disk nor the status poll's
+  // fingerprint, so only the extension's own buffer listener can refresh the row.
+  await expectText(changedRow, /unsaved edits/);
   await runCommand(page, "File: Revert File");
   await waitFor("editorDirty to clear", () => !harness("stale").views.find((v) => v.viewId === "call_7").editorDirty, 15_000, 500);
-  log("an unsaved edit in the editor sets editorDirty for the harness; reverting clears it");
+  await waitFor("the panel to drop “unsaved edits”", async () => !/unsaved edits/.test(await changedRow.first().innerText()), 15_000);
+  log("an unsaved edit sets editorDirty for the harness and in the panel at once; reverting clears both");
 
   // ---- clicking the changed view opens the diff ---------------------------------------------
   // Open the view's node first, so the panel shows its unit (the method) too.
@@ -487,6 +512,102 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   assert.deepEqual(harness("stale").views, []);
   log("Forget Session dropped agent-1's views; the panel shows its welcome text");
   await shot(page, "07-forgotten.png");
+});
+
+/** A server the harness starts itself (`fresh-ls serve --listen`), before or after the
+ * editor: the extension attaches to it. Resolves once its endpoint.json names it. */
+async function startHarnessServer(ws, label) {
+  const err = fs.openSync(path.join(ARTIFACTS, `harness-server-${label}.log`), "w");
+  const proc = spawn(PYTHON, ["-m", "fresh_ls", "serve", "--root", ws, "--listen"], { stdio: ["ignore", "ignore", err] });
+  fs.closeSync(err);
+  state.harnessServers.push(proc);
+  const endpointFile = path.join(ws, ".fresh-ls", "endpoint.json");
+  await waitFor(`the harness's server (${label}) to listen`, () => {
+    if (proc.exitCode !== null) throw new Error(`the harness's server exited with ${proc.exitCode}`);
+    try {
+      return JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid === proc.pid;
+    } catch {
+      return false;
+    }
+  }, 30_000, 100);
+  return proc;
+}
+
+function endpointPid(ws) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(ws, ".fresh-ls", "endpoint.json"), "utf8")).pid;
+  } catch {
+    return undefined;
+  }
+}
+
+test("an attached sidecar that dies is re-attached, or replaced, without a click", { timeout: TIMEOUT_S * 1000 }, async () => {
+  await cleanup(); // the first test's code-server and browser: two cores do not hold both
+  let harnessServer;
+  // No polling: whatever the panel shows comes from the server's pushes and state changes.
+  const { page, ws } = await launchWorkbench("attached", {
+    settings: { "freshLs.refreshSeconds": 0 },
+    beforeOpen: async (root) => {
+      fs.writeFileSync(path.join(root, "price.ts"), PRICE_TS);
+      harnessServer = await startHarnessServer(root, "first");
+    },
+  });
+  const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
+  const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
+  harness("observe");
+  const statusItem = page.locator(".statusbar-item", { hasText: /fresh-ls|stale/ }).first();
+  await statusItem.waitFor({ state: "visible" });
+  await statusItem.click();
+  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  assert.equal(endpointPid(ws), harnessServer.pid, "the extension started a server of its own");
+  log(`the extension attached to the harness's server (pid ${harnessServer.pid})`);
+
+  // The harness's server dies (SIGKILL: endpoint.json still names it) and the harness starts
+  // it again: the extension re-attaches by itself.
+  harnessServer.kill("SIGKILL");
+  const second = await startHarnessServer(ws, "second");
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
+  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
+  assert.equal(endpointPid(ws), second.pid, "the extension did not re-attach to the harness's new server");
+  log(`killed the harness's server: re-attached to its new one (pid ${second.pid}) without a click`);
+
+  // It dies for good: after the grace period, the extension starts a sidecar of its own (the
+  // endpoint file naming the dead pid is replaced), with the stored views.
+  second.kill("SIGKILL");
+  const own = await waitFor(
+    "a sidecar of the extension's own",
+    () => {
+      const pid = endpointPid(ws);
+      return pid && pid !== second.pid && pid !== harnessServer.pid && alive(pid) ? pid : false;
+    },
+    30_000,
+  );
+  state.serverPid = own;
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
+  assert.ok((environOf(own).PYTHONPATH ?? "").includes("bundled"), "the replacement is not the bundled sidecar");
+  // No toast was left behind by the drops it recovered from.
+  assert.equal(await page.locator(".notification-toast").count(), 0, "a toast stayed after the recovery");
+  log(`the harness's server died for good: the extension started its own (pid ${own}); no toast`);
+  await shot(page, "08-reattached.png");
+
+  // ---- what the agent saw, alone: a read-only plain-text document, no diagnostics ----------
+  harness("observe-ts");
+  fs.rmSync(path.join(ws, "price.ts"));
+  const deleted = row("deleted · call_9");
+  await deleted.waitFor({ state: "visible", timeout: 30_000 });
+  await deleted.locator(".label-name").click();
+  await page.locator(".tab", { hasText: "agent-1 saw price.ts lines 1-3" }).first().waitFor({ state: "visible" });
+  const viewDoc = page.locator(".editor-instance .view-lines").last();
+  await expectText(viewDoc, /1 │ export function price/);
+  await expectText(viewDoc, /3 │ {3}return base;/);
+  await expectText(viewDoc, /as agent session agent-1 saw it \(view call_9\); now deleted/);
+  // Give a language server the time it would take to report '}' expected, then look.
+  await page.waitForTimeout(3000);
+  await runCommand(page, "View: Focus Problems (Errors, Warnings, Infos)");
+  await expectText(page.locator(".markers-panel-container, .markers-panel").first(), /No problems have been detected/);
+  log("a deleted TypeScript view opens as plain text titled with whose view it is; Problems is empty");
+  await shot(page, "09-view-document.png");
 });
 
 /** Runs a command from the palette. A refresh elsewhere may steal focus and close the

@@ -3,7 +3,8 @@
 
 import * as vscode from "vscode";
 import { debounce } from "./debounce";
-import { diffTitle, observedTitle, OBSERVED_SCHEME, PROJECTION_SCHEME } from "./diffdoc";
+import { DirtyBuffers } from "./dirty";
+import { diffTitle, OBSERVED_SCHEME, PROJECTION_SCHEME, VIEW_SCHEME } from "./diffdoc";
 import { statusBarText, statusBarTooltip } from "./labels";
 import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
 import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
@@ -14,6 +15,8 @@ import {
   ProjectionProvider,
   projectionDocUri,
   StaleLensProvider,
+  ViewDocProvider,
+  viewDocumentUri,
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
 import { clearPythonOverride, settings } from "./settings";
@@ -42,11 +45,13 @@ class Controller {
   private readonly tree = new AgentViewsProvider(this.model);
   private readonly observed = new ObservedProvider((k) => this.servers.get(k));
   private readonly projection = new ProjectionProvider((k) => this.servers.get(k));
+  private readonly viewDocs = new ViewDocProvider((k) => this.servers.get(k));
   private readonly lenses = new StaleLensProvider(this.model);
   private readonly statusItem = vscode.window.createStatusBarItem("freshLs.status", vscode.StatusBarAlignment.Left, 50);
   private readonly refreshers = new Map<string, ReturnType<typeof debounce<[]>>>();
   private readonly fingerprints = new Map<string, string>();
   private readonly shownProblems = new Set<string>();
+  private readonly dirtyBuffers = new DirtyBuffers();
   private pollTimer?: ReturnType<typeof setInterval>;
   private readonly restartAll = debounce(() => void this.restart(), 1000);
   /** The sidecar shipped in the .vsix (`bundled/`), absent in a development build. */
@@ -68,10 +73,12 @@ class Controller {
       this.tree,
       this.observed,
       this.projection,
+      this.viewDocs,
       this.lenses,
       this.statusItem,
       vscode.workspace.registerTextDocumentContentProvider(OBSERVED_SCHEME, this.observed),
       vscode.workspace.registerTextDocumentContentProvider(PROJECTION_SCHEME, this.projection),
+      vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, this.viewDocs),
       vscode.languages.registerCodeLensProvider({ scheme: "file" }, this.lenses),
       reg(Commands.refresh, () => this.refreshAll()),
       reg(Commands.restart, () => this.restart()),
@@ -89,6 +96,10 @@ class Controller {
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders((e) => void this.foldersChanged(e)),
+      // editorDirty, pushed: a buffer going dirty or clean refreshes its folder's rows at once.
+      vscode.workspace.onDidChangeTextDocument((e) => this.bufferChanged(e.document)),
+      vscode.workspace.onDidSaveTextDocument((d) => this.bufferChanged(d)),
+      vscode.workspace.onDidCloseTextDocument((d) => this.bufferChanged(d, true)),
       { dispose: () => this.restartAll.cancel() },
     );
     this.schedulePoll();
@@ -197,6 +208,16 @@ class Controller {
 
   // ---- refreshing ----------------------------------------------------------------------------
 
+  /** A buffer that went dirty or clean (typed in, saved, reverted, closed): its folder's
+   * views change `editorDirty`, which the server does not push (no file changed). The
+   * refresh is debounced, so the language client's didChange reaches the server first. */
+  private bufferChanged(doc: vscode.TextDocument, closed = false): void {
+    if (doc.uri.scheme !== "file") return;
+    if (!this.dirtyBuffers.update(doc.uri.toString(), !closed && doc.isDirty)) return;
+    const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
+    if (folder && this.servers.has(folder.uri.toString())) this.refresher(folder.uri.toString())();
+  }
+
   private refresher(folder: string): () => void {
     let fn = this.refreshers.get(folder);
     if (!fn) {
@@ -230,6 +251,7 @@ class Controller {
     this.lenses.refresh();
     this.observed.refresh(folder);
     this.projection.refresh();
+    this.viewDocs.refresh();
     this.updateStatusBar();
   }
 
@@ -265,7 +287,7 @@ class Controller {
     this.statusItem.text = statusBarText(stale, running);
     this.statusItem.tooltip = statusBarTooltip(stale, this.model.sessionCount(), running);
     this.statusItem.backgroundColor =
-      running && stale > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+      running && this.model.attentionCount() > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
 
   // ---- commands ------------------------------------------------------------------------------
@@ -298,9 +320,11 @@ class Controller {
     } else if (plan.kind === "file") {
       await vscode.window.showTextDocument(fileUri, { preview: true, selection: toRange(plan.select) });
     } else {
-      const doc = await vscode.workspace.openTextDocument(observedDocUri({ ...ref, alone: true }));
+      // Plain text whatever the file's language: a fragment of code (a deleted TypeScript
+      // view) must not reach a language server and show as errors in Problems.
+      let doc = await vscode.workspace.openTextDocument(viewDocumentUri({ ...ref, observed: view.observed }));
+      if (doc.languageId !== "plaintext") doc = await vscode.languages.setTextDocumentLanguage(doc, "plaintext");
       await vscode.window.showTextDocument(doc, { preview: true });
-      void vscode.window.setStatusBarMessage(observedTitle(view.path, view.observed, target.session), 5000);
     }
   }
 
@@ -408,8 +432,9 @@ function caretAt(r: LineRange): vscode.Range {
   return new vscode.Range(line, 0, line, 0);
 }
 
+/** Lines `firstLine..lastLine`, whole: from the first one's start to the start of the line
+ * after the last (VS Code clamps it at the end of the file). An empty range is a caret. */
 function toRange(r: LineRange): vscode.Range {
   const first = Math.max(0, r.firstLine - 1);
-  const last = Math.max(first, r.lastLine - 1);
-  return new vscode.Range(first, 0, last, 0);
+  return new vscode.Range(first, 0, Math.max(first, r.lastLine), 0);
 }

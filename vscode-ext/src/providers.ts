@@ -3,8 +3,13 @@
 
 import * as vscode from "vscode";
 import {
+  numberedView,
   OBSERVED_SCHEME,
+  parseViewDocUri,
   PROJECTION_SCHEME,
+  VIEW_SCHEME,
+  viewDocUri,
+  type ViewDocRef,
   observedUri,
   parseObservedUri,
   parseProjectionUri,
@@ -66,6 +71,37 @@ export class ObservedProvider implements vscode.TextDocumentContentProvider {
   dispose(): void {
     this.changed.dispose();
   }
+}
+
+/** `fresh-ls-view:` — what the agent saw, alone, numbered with the observed lines. */
+export class ViewDocProvider implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly servers: ServerLookup) {}
+
+  refresh(): void {
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === VIEW_SCHEME) this.changed.fire(doc.uri);
+    }
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref = parseViewDocUri(uri);
+    const server = this.servers(ref.folder);
+    if (!server) throw new Error(`fresh-ls: no server for ${ref.folder}`);
+    const seen = await server.request(ClientMethods.viewText, { session: ref.session, viewId: ref.viewId });
+    const stale = await server.request(ClientMethods.stale, { session: ref.session, viewIds: [ref.viewId] }).catch(() => undefined);
+    return numberedView(seen, ref.session, ref.viewId, stale?.views[0]?.status);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+export function viewDocumentUri(ref: ViewDocRef): vscode.Uri {
+  return toUri(viewDocUri(ref));
 }
 
 /** `fresh-ls-projection:` — the rendered projection of a session. */

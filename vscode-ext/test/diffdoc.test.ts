@@ -4,7 +4,10 @@ import {
   budgetLine,
   diffTitle,
   OBSERVED_SCHEME,
+  numberedView,
   observedTitle,
+  parseViewDocUri,
+  viewDocUri,
   observedUri,
   parseObservedUri,
   parseProjectionUri,
@@ -81,5 +84,21 @@ describe("titles and texts", () => {
     assert.equal(projectionText("agent-1", rendered), rendered);
     assert.match(projectionText("agent-1", ""), /nothing to project/);
     assert.equal(budgetLine(412, 131072), "412 bytes of 131072 bytes");
+  });
+});
+
+describe("the view document (what the agent saw, alone)", () => {
+  it("is titled with whose view it is, with no extension a language could be guessed from", () => {
+    const parts = viewDocUri({ folder: "file:///ws", session: "agent-1", viewId: "call_7", path: "web/price.ts", observed: { firstLine: 8, lastLine: 10 } });
+    assert.equal(parts.scheme, "fresh-ls-view");
+    assert.equal(parts.path, "/agent-1 saw price.ts lines 8-10");
+    assert.deepEqual(parseViewDocUri(parts), { folder: "file:///ws", session: "agent-1", viewId: "call_7" });
+    assert.throws(() => parseViewDocUri({ query: "x=1" }));
+  });
+
+  it("numbers each line with its line in the file", () => {
+    const text = numberedView({ path: "a.ts", firstLine: 9, lastLine: 10, text: "x();\r\n}\n" }, "s", "v", "deleted");
+    assert.equal(text, "# a.ts lines 9-10 as agent session s saw it (view v); now deleted. Read-only.\n 9 │ x();\n10 │ }\n");
+    assert.match(numberedView({ path: "e", firstLine: 1, lastLine: 0, text: "" }, "s", "v"), /e no lines/);
   });
 });
