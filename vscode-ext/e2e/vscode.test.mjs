@@ -433,6 +433,8 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await runCommand(page, "fresh-ls: Show Projection");
   await page.locator(".tab", { hasText: "projection-agent-1.txt" }).first().waitFor({ state: "visible" });
   await expectText(page.locator(".editor-instance .view-lines").last(), /\[fresh-ls\]|\[E-/);
+  await expectText(page.locator(".editor-instance .view-lines").last(), /plan \S+, \d+ bytes of \d+ bytes used/);
+  await expectText(page.locator(".editor-instance .view-lines").last(), /call_7: \[fresh-ls\] call_7/);
   log("Show Projection opened the rendered projection");
   await shot(page, "05-projection.png");
 
@@ -479,6 +481,11 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   log(`"Use Bundled Sidecar": a new bundled sidecar (pid ${state.serverPid}) serves the stored views`);
 
   // ---- a crashed sidecar (SIGKILL) is restarted and loses nothing it acknowledged ------------
+  // A harness holding one connection open across the crash.
+  const held = spawn(PYTHON, [path.join(here, "harness.py"), ws, "hold"], { stdio: ["pipe", "pipe", "pipe"] });
+  state.harnessServers.push(held);
+  const heldLines = lines(held.stdout);
+  assert.deepEqual(JSON.parse(await heldLines.next()), { ready: true });
   const killed = state.serverPid;
   process.kill(killed, "SIGKILL");
   await waitFor(
@@ -496,6 +503,13 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(harness("stale").views.find((v) => v.viewId === "call_7").status, "changed");
   log(`SIGKILLed the sidecar: restarted (pid ${state.serverPid}) with its views`);
+  // The row expanded before the restarts is expanded still.
+  await row("changed · method Cart.total").waitFor({ state: "visible", timeout: 15_000 });
+  held.stdin.write("stale\n");
+  const after = JSON.parse(await heldLines.next());
+  assert.equal(after.views.find((v) => v.viewId === "call_7").status, "changed");
+  held.stdin.end();
+  log("the harness's client, connected before the crash, answered after it (it reconnected by itself)");
 
   // ---- Forget Session ------------------------------------------------------------------------
   // Close the Settings editor first: it re-renders on setting changes and takes the focus back.
@@ -609,6 +623,36 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   log("a deleted TypeScript view opens as plain text titled with whose view it is; Problems is empty");
   await shot(page, "09-view-document.png");
 });
+
+/** Reads a stream line by line: `await next()` gives the next one (rejects after 30 s). */
+function lines(stream) {
+  let buffer = "";
+  const waiting = [];
+  const ready = [];
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    buffer += chunk;
+    for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 1);
+      const w = waiting.shift();
+      if (w) w(line);
+      else ready.push(line);
+    }
+  });
+  return {
+    next: () =>
+      ready.length > 0
+        ? Promise.resolve(ready.shift())
+        : new Promise((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error("no line from the held harness in 30 s")), 30_000);
+            waiting.push((line) => {
+              clearTimeout(timer);
+              resolve(line);
+            });
+          }),
+  };
+}
 
 /** Runs a command from the palette. A refresh elsewhere may steal focus and close the
  * palette as it opens, so each step is retried a few times. */

@@ -155,15 +155,46 @@ export function observedTitle(path: string, observed: LineRange, session: string
   return `${path} ${linesLabel(observed)} as ${session} saw it`;
 }
 
-/** The text of the "Show projection" document: exactly `rendered`, or a note when it is empty. */
-export function projectionText(session: string, rendered: string): string {
-  if (rendered === "") {
-    return (
-      `# fresh-ls projection for session ${session}: nothing to project ` +
-      `(every view is fresh under this policy, or the session has no views).\n`
-    );
+/** What "Show projection" needs of a `fresh/project` result. */
+export interface ProjectionSummary {
+  planId: string;
+  markers: { viewId: string; text: string }[];
+  omitted: { viewIds: string[]; path: string; name?: string; reason: string; bytes?: number }[];
+  usedBytes: number;
+  budgetBytes: number;
+  rendered: string;
+}
+
+/** The rule between the plan and the rendered text: everything after it is exactly
+ * `rendered`, byte for byte, what a harness appends at the end of the prompt. */
+export const RENDERED_RULE = "# ---- rendered: appended at the end of the prompt, exactly what follows ----\n";
+
+/**
+ * The text of the "Show projection" document: the plan (id, budget used, the marker that
+ * replaces each view's tool result, what was left out and why) as `#` lines, then `rendered`
+ * after `RENDERED_RULE`.
+ */
+export function projectionText(session: string, result: ProjectionSummary): string {
+  const head = [
+    `# fresh-ls projection for session ${session}: plan ${result.planId}, ` +
+      `${budgetLine(result.usedBytes, result.budgetBytes)} used.`,
+  ];
+  if (result.markers.length > 0) {
+    head.push("# markers (each replaces that view's tool result in the prompt):");
+    for (const m of result.markers) head.push(`#   ${m.viewId}: ${m.text.replace(/\n/g, " ")}`);
   }
-  return rendered;
+  if (result.omitted.length > 0) {
+    head.push("# left out:");
+    for (const o of result.omitted) {
+      const what = `${o.path}${o.name ? ` ${o.name}` : ""}`;
+      head.push(`#   ${what} (${o.reason}${o.bytes !== undefined ? `, ${o.bytes} bytes` : ""}) for ${o.viewIds.join(", ")}`);
+    }
+  }
+  if (result.rendered === "") {
+    head.push("# nothing to project: every view is fresh under this policy, or the session has no views.");
+    return `${head.join("\n")}\n`;
+  }
+  return `${head.join("\n")}\n${RENDERED_RULE}${result.rendered}`;
 }
 
 /** One line for the status bar or a notification: `412 bytes of 131072 bytes`. */

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import { debounce } from "./debounce";
 import { DirtyBuffers } from "./dirty";
 import { diffTitle, OBSERVED_SCHEME, PROJECTION_SCHEME, VIEW_SCHEME } from "./diffdoc";
-import { statusBarText, statusBarTooltip } from "./labels";
+import { logLine, statusBarText, statusBarTooltip } from "./labels";
 import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
 import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
 import { ClientMethods, type LineRange, type StaleView } from "./protocol";
@@ -70,6 +70,7 @@ class Controller {
     context.subscriptions.push(
       this.output,
       treeView,
+      this.tree.track(treeView),
       this.tree,
       this.observed,
       this.projection,
@@ -89,7 +90,7 @@ class Controller {
       reg(Commands.useBundled, () => this.useBundled()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
-          this.output.appendLine("settings changed: restarting the fresh-ls servers (debounced)");
+          this.output.appendLine(logLine("settings changed: restarting the fresh-ls servers (debounced)"));
           this.restartAll();
         }
         if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
@@ -112,7 +113,7 @@ class Controller {
         (f) => !!settings(f).python,
       );
       if (!usesSetting) {
-        this.output.appendLine("the Python extension's interpreter changed: restarting (debounced)");
+        this.output.appendLine(logLine("the Python extension's interpreter changed: restarting (debounced)"));
         this.restartAll();
       }
     });
@@ -198,7 +199,7 @@ class Controller {
    * settings change restarts the servers). */
   private async useBundled(): Promise<void> {
     await clearPythonOverride();
-    this.output.appendLine("freshLs.python cleared: using the bundled sidecar");
+    this.output.appendLine(logLine("freshLs.python cleared: using the bundled sidecar"));
   }
 
   private async restart(): Promise<void> {
@@ -244,7 +245,7 @@ class Controller {
       this.fingerprints.set(folder, fingerprint(status.sessions));
       this.model.setSnapshot(folder, status, views);
     } catch (err) {
-      this.output.appendLine(`refresh ${server.folder.name}: ${err instanceof Error ? err.message : String(err)}`);
+      this.output.appendLine(logLine(`refresh ${server.folder.name}: ${err instanceof Error ? err.message : String(err)}`));
       return;
     }
     this.tree.refresh();

@@ -127,7 +127,7 @@ export class ProjectionProvider implements vscode.TextDocumentContentProvider {
       ...(budgetBytes !== null ? { budgetBytes } : {}),
       policy,
     });
-    return projectionText(ref.session, result.rendered);
+    return projectionText(ref.session, result);
   }
 
   dispose(): void {

@@ -45,6 +45,7 @@ import {
   type ParamsOf,
   type ResultOf,
 } from "./protocol";
+import { logLine } from "./labels";
 import { crashLoop, gaveUpMessage, mayStartOwn, recoveryDelay } from "./recovery";
 import { settings } from "./settings";
 
@@ -98,7 +99,7 @@ export class FolderServer {
   }
 
   private log(message: string): void {
-    this.output.appendLine(`[${new Date().toISOString()}] ${this.folder.name}: ${message}`);
+    this.output.appendLine(logLine(`${this.folder.name}: ${message}`));
   }
 
   start(): Promise<void> {

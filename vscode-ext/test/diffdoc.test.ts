@@ -13,6 +13,7 @@ import {
   parseProjectionUri,
   PROJECTION_SCHEME,
   projectionText,
+  RENDERED_RULE,
   projectionUri,
   spliceObserved,
   splitLines,
@@ -81,8 +82,23 @@ describe("titles and texts", () => {
 
   it("shows the rendered projection verbatim, and says so when it is empty", () => {
     const rendered = "[E-1] cart.py lines 1-1 (1 lines, 2 bytes)\nx\n";
-    assert.equal(projectionText("agent-1", rendered), rendered);
-    assert.match(projectionText("agent-1", ""), /nothing to project/);
+    const plan = {
+      planId: "p-1",
+      markers: [{ viewId: "call_7", text: "[fresh-ls] call_7 showed cart.py lines 8-10; see [E-1]." }],
+      omitted: [{ viewIds: ["call_2"], path: "big.py", reason: "over-budget", bytes: 9000 }],
+      usedBytes: rendered.length,
+      budgetBytes: 4096,
+      rendered,
+    };
+    const text = projectionText("agent-1", plan);
+    // After the rule, exactly `rendered`: what a harness appends.
+    assert.equal(text.slice(text.indexOf(RENDERED_RULE) + RENDERED_RULE.length), rendered);
+    assert.match(text, /^# fresh-ls projection for session agent-1: plan p-1, \d+ bytes of 4096 bytes used\./);
+    assert.match(text, /#   call_7: \[fresh-ls\] call_7 showed cart\.py lines 8-10/);
+    assert.match(text, /#   big\.py \(over-budget, 9000 bytes\) for call_2/);
+    const empty = projectionText("agent-1", { ...plan, markers: [], omitted: [], rendered: "", usedBytes: 0 });
+    assert.match(empty, /nothing to project/);
+    assert.doesNotMatch(empty, /---- rendered/);
     assert.equal(budgetLine(412, 131072), "412 bytes of 131072 bytes");
   });
 });
