@@ -127,6 +127,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     proxy.add_argument("--policy", choices=("stale", "all"), default=None)
     proxy.add_argument("--budget-bytes", type=int, default=None)
     proxy.add_argument(
+        "--placement",
+        choices=("anchored", "end"),
+        default="anchored",
+        help="anchored (default): current code is sent once, after the newest tool result, "
+        "and stays there for the prompt cache; end: the whole projection after the newest "
+        "message of every request (v1.1)",
+    )
+    proxy.add_argument(
         "--log-requests",
         default=None,
         metavar="DIR",
@@ -312,6 +320,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 fail_open=args.fail_open,
                 policy=args.policy,
                 budget_bytes=args.budget_bytes,
+                placement=args.placement,
                 log_requests=Path(args.log_requests) if args.log_requests else None,
             )
         )

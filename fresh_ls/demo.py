@@ -154,6 +154,8 @@ def _script(fresh: SyncClient, root: Path, as_json: bool) -> int:
     out["project"] = plan
     commit = fresh.commit(plan["planId"])
     out["commit"] = commit
+    exchange = _two_requests(fresh, session, reads)
+    out["anchored"] = exchange
     if as_json:
         print(json.dumps(out, indent=2))
         return 0
@@ -161,4 +163,72 @@ def _script(fresh: SyncClient, root: Path, as_json: bool) -> int:
     print_projection(plan)
     _section("5. fresh/commit just before sending")
     print(f"ok: {commit['ok']} · changed since the plan: {commit['changed'] or 'nothing'}")
+    _section("6. placement anchored: two requests, one refresh")
+    first, second = exchange["requests"]
+    print(
+        f"request 1: {first['markers']} markers; refresh {first['refresh']} "
+        f"({first['refreshBytes']} bytes) goes after {first['after']}, the newest tool result"
+    )
+    print(
+        f"request 2 (the agent ran one more tool): refresh {second['refresh']} is "
+        f"{'unchanged, byte for byte' if exchange['reused'] else 'CHANGED'}; "
+        f"{exchange['prefixBytes']} of its {second['bytes']} bytes are request 1's bytes, "
+        "which a prompt cache serves"
+    )
     return 0
+
+
+def _two_requests(
+    fresh: SyncClient, session: str, reads: list[tuple[str, str, int | None, int | None]]
+) -> dict[str, Any]:
+    """Two chat requests through the rewriter with ``placement="anchored"``: the second one
+    appends a tool call to the first, and carries the first's refresh where it was."""
+    from fresh_ls.harness.rewrite import rewrite_request
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "fix the stock check"}]
+
+    def call(call_id: str, text: str) -> None:
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "t", "arguments": "{}"},
+                    }
+                ],
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": text})
+
+    for view_id, path, _first, _last in reads:
+        call(view_id, f"(what the tool showed of {path})")
+    requests: list[dict[str, Any]] = []
+    for _ in range(2):
+        done = rewrite_request(fresh, session, {"messages": list(messages)}, placement="anchored")
+        data = json.dumps(done.request, separators=(",", ":")).encode()
+        refreshes = done.plan["refreshes"]
+        requests.append(
+            {
+                "bytes": len(data),
+                "markers": len(done.plan["markers"]),
+                "refresh": refreshes[-1]["refreshId"] if refreshes else None,
+                "after": refreshes[-1]["after"] if refreshes else None,
+                "refreshBytes": len(refreshes[-1]["text"].encode()) if refreshes else 0,
+                "texts": {r["refreshId"]: r["text"] for r in refreshes},
+                "data": data,
+            }
+        )
+        call("call_5", "ok")
+    a, b = requests
+    prefix = 0
+    for x, y in zip(a["data"], b["data"], strict=False):
+        if x != y:
+            break
+        prefix += 1
+    reused = bool(a["texts"]) and all(b["texts"].get(k) == v for k, v in a["texts"].items())
+    for r in requests:
+        del r["data"]
+    return {"requests": requests, "reused": reused, "prefixBytes": prefix}

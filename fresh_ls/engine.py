@@ -23,9 +23,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 from fresh_ls import __version__, wire
 from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
-from fresh_ls.core.ledger import Ledger, SentEntry, place
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
+from fresh_ls.core.ledger import Ledger, SentEntry, place, shown_elsewhere, without_units
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
 from fresh_ls.core.ranges import observed_lines, observed_range
@@ -361,11 +361,14 @@ class Engine:
         views = self._session_views(session, view_ids)
         ledger = self.ledgers.setdefault(session, Ledger())
         sticky = ledger.replaced_views()
+        assessed = [self._assess(v) for v in views]
         chosen = [
             a
-            for a in (self._assess(v) for v in views)
+            for a in assessed
             if policy == "all" or a.status != "fresh" or a.view.view_id in sticky
         ]
+        refs = shown_elsewhere(chosen, [a for a in assessed if a not in chosen], ledger)
+        chosen = [without_units(a, refs.get(a.view.view_id, {})) for a in chosen]
         sources: dict[str, Source] = {}
         for a in chosen:
             if a.view.path not in sources:
@@ -375,7 +378,7 @@ class Engine:
         dirty = frozenset(p for p in sources if self.editor_dirty(p))
         chosen_ids = sorted(a.view.view_id for a in chosen)
         projection = self.projections.plan(
-            session, chosen, sources, budget_bytes, "all", dirty, ["anchored", *chosen_ids]
+            session, chosen, sources, budget_bytes, "all", dirty, chosen_ids, own_lines=True
         )
         placed = place(
             ledger,
@@ -384,6 +387,7 @@ class Engine:
             after=results[-1] if results else None,
             present=set(results),
             current_text=self._sent_text,
+            refs=refs,
         )
         plan = self.plans.keep(
             session,

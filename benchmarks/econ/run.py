@@ -17,7 +17,9 @@ observation. Before each step after the first, the request that chose it is seri
 - ``whole-file``: the same history, plus, at the end, every file that has a stale view,
   re-sent whole (CORVUS-style re-sync);
 - ``fresh-ls all``: ``harness.rewrite_request`` with ``policy: all``;
-- ``fresh-ls stale``: ``harness.rewrite_request`` with ``policy: stale``.
+- ``fresh-ls stale``: ``harness.rewrite_request`` with ``policy: stale``;
+- ``fresh-ls anchored``: ``policy: stale`` with ``placement: anchored``: current code is
+  sent once, as a refresh after the newest tool result, and carried there while current.
 
 A view is stale when the disk's lines at the range it showed differ from what it showed
 (the replay's ground truth, which also counts code that only moved). Per arm:
@@ -78,6 +80,8 @@ class ArmTotals:
     #: holds them is replaced whole) and units whose code only moved
     fresh_unit_bytes: int = 0
     moved_bytes: int = 0
+    #: placement anchored: bytes of entries sent for the first time (each is sent once)
+    refresh_bytes: int = 0
 
     @property
     def uncached_bytes(self) -> int:
@@ -99,6 +103,7 @@ class ArmTotals:
             "resent_bytes",
             "fresh_unit_bytes",
             "moved_bytes",
+            "refresh_bytes",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
@@ -159,6 +164,7 @@ class _Arm:
         self.totals = totals
         self.previous = b""
         self.previous_history = 0  # bytes of the previous request before its tail
+        self.sent_labels: set[str] = set()  # placement anchored: entries already sent
 
     def send(
         self, body: dict[str, Any], carried: int, omitted: int = 0, tail_at: int | None = None
@@ -285,6 +291,11 @@ def _request(
         t = arms[name].totals
         for e in out.plan["entries"]:
             size = len(e["header"].encode("utf-8")) + 1 + e["bytes"]
+            if placement == "anchored":
+                if e["label"] in arms[name].sent_labels:
+                    continue  # carried from an earlier request, cached there
+                arms[name].sent_labels.add(e["label"])
+                t.refresh_bytes += size
             t.fresh_unit_bytes += size if e["status"] == "fresh" else 0
             t.moved_bytes += size if e["status"] == "moved" else 0
 
@@ -341,13 +352,14 @@ ARM_HEADERS = [
 
 def why_rows(totals: dict[str, ArmTotals]) -> list[list[str]]:
     rows = []
-    for a in ("fresh-ls all", "fresh-ls stale"):
+    for a in ("fresh-ls all", "fresh-ls stale", "fresh-ls anchored"):
         t = totals[a]
-        end = t.tail_bytes or 1
+        sent = t.tail_bytes or t.refresh_bytes
+        end = sent or 1
         rows.append(
             [
                 a,
-                _kb(t.tail_bytes),
+                _kb(sent),
                 f"{_kb(t.fresh_unit_bytes)} ({t.fresh_unit_bytes / end:.0%})",
                 f"{_kb(t.moved_bytes)} ({t.moved_bytes / end:.0%})",
                 _kb(t.resent_bytes),
@@ -359,7 +371,7 @@ def why_rows(totals: dict[str, ArmTotals]) -> list[list[str]]:
 
 WHY_HEADERS = [
     "arm",
-    "end section (uncached)",
+    "end section, or refreshes first sent (uncached)",
     "of which fresh units",
     "of which moved units",
     "history re-sent",
@@ -383,6 +395,8 @@ def run_rows(results: list[RunEcon]) -> list[list[str]]:
                 f"{s.cost / base:.2f}",
                 f"{s.cost / a.cost:.2f}" if a.cost else "-",
                 f"{s.leaking_requests}",
+                f"{r.arms['fresh-ls anchored'].cost / base:.2f}",
+                f"{r.arms['fresh-ls anchored'].leaking_requests}",
             ]
         )
     return rows
@@ -398,6 +412,8 @@ RUN_HEADERS = [
     "stale",
     "stale / all",
     "leaks (stale)",
+    "anchored",
+    "leaks (anchored)",
 ]
 
 
@@ -458,6 +474,12 @@ def main(argv: list[str] | None = None) -> int:
                 for r in results
             ],
             "totals": {a: {**asdict(t), "cost": t.cost} for a, t in totals.items()},
+            "model": {
+                "serialization": "json.dumps({'messages': [...]}), compact separators, UTF-8",
+                "cache": "ideal prefix: the longest prefix identical to the previous request",
+                "cached_price": CACHED_PRICE,
+                "budget_bytes": args.budget_bytes,
+            },
             "claim": verdict,
         }
         print(json.dumps(out, indent=2))

@@ -29,17 +29,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fresh_ls.core.anchors import label_for
-from fresh_ls.core.model import View
+from fresh_ls.core.model import View, ViewAssessment
 from fresh_ls.core.projection import _REASONS, Entry, Omission, Projection
 
 
 def refresh_heading(seq: int) -> str:
     """The first line of a refresh. Constant per refresh, so it never breaks a cache."""
     return (
-        f"[fresh-ls] Refresh R{seq}: current code for tool results replaced above, read from "
-        "the disk just before this request. Each entry is one header line, then exactly the "
-        "bytes it states.\n"
+        f"[fresh-ls] R{seq}: current code for tool results replaced above (each entry: a "
+        "header line, then exactly the bytes it states).\n"
     )
 
 
@@ -138,22 +136,29 @@ class Ledger:
     """One session's refreshes, in the order they were made, and its views' markers."""
 
     refreshes: list[Refresh] = field(default_factory=list)
-    #: view id -> (marker text as first sent, the labels it names)
-    markers: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
+    #: view id -> (marker text as first sent, the labels it names, and the units it says
+    #: another view shows current: unit id -> that view's id)
+    markers: dict[str, tuple[str, list[str], dict[str, str]]] = field(default_factory=dict)
     next_seq: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
             "nextSeq": self.next_seq,
             "refreshes": [r.to_json() for r in self.refreshes],
-            "markers": {v: {"text": t, "labels": ls} for v, (t, ls) in self.markers.items()},
+            "markers": {
+                v: {"text": t, "labels": ls, "refs": refs}
+                for v, (t, ls, refs) in self.markers.items()
+            },
         }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Ledger:
         return cls(
             refreshes=[Refresh.from_json(r) for r in d.get("refreshes", [])],
-            markers={v: (m["text"], list(m["labels"])) for v, m in d.get("markers", {}).items()},
+            markers={
+                v: (m["text"], list(m["labels"]), dict(m.get("refs") or {}))
+                for v, m in d.get("markers", {}).items()
+            },
             next_seq=int(d.get("nextSeq", 1)),
         )
 
@@ -196,9 +201,12 @@ class Placement:
 
 
 def _what(e: Entry) -> str:
-    return {"file": "whole file", "text": "text outside definitions"}.get(
+    what = {"file": "whole file", "text": "text outside definitions"}.get(
         e.kind, f"{e.symbol_kind or 'symbol'} {e.name}"
     )
+    if e.part == "own lines":
+        return f"{what}, its own lines (not its nested definitions)"
+    return what
 
 
 def _head(label: str, e: Entry) -> str:
@@ -210,11 +218,73 @@ def _head(label: str, e: Entry) -> str:
     )
 
 
-def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str:
+def shown_elsewhere(
+    replaced: list[ViewAssessment], kept: list[ViewAssessment], ledger: Ledger
+) -> dict[str, dict[str, str]]:
+    """Per replaced view, its units whose current lines another view shows, current, in the
+    request (unit id -> that view's id): the marker points there instead of sending them
+    again. A view kept in place is fresh, so its lines are the disk's at the numbers it
+    shows; if it goes stale in turn, its own marker leads on to the current code. A view
+    whose marker is fixed keeps the references it was made with while their views are
+    carried (else it is made anew)."""
+    fresh = [k for k in kept if k.status == "fresh"]
+    present = {k.view.view_id for k in kept} | {a.view.view_id for a in replaced}
+    out: dict[str, dict[str, str]] = {}
+    for a in replaced:
+        fixed = ledger.markers.get(a.view.view_id)
+        if fixed is not None and all(v in present for v in fixed[2].values()):
+            if fixed[2]:
+                out[a.view.view_id] = dict(fixed[2])
+            continue
+        mine: dict[str, str] = {}
+        for ua in a.units:
+            if ua.status not in ("fresh", "moved") or ua.current is None:
+                continue
+            cover = max(
+                (
+                    k
+                    for k in fresh
+                    if k.view.path == a.view.path
+                    and k.view.first_line <= ua.current.first
+                    and ua.current.last <= k.view.last_line
+                ),
+                key=lambda k: k.view.seq,
+                default=None,
+            )
+            if cover is not None:
+                mine[ua.unit.unit_id] = cover.view.view_id
+        if mine:
+            out[a.view.view_id] = mine
+    return out
+
+
+def without_units(a: ViewAssessment, units: dict[str, str]) -> ViewAssessment:
+    """``a`` without the units another view shows (see ``shown_elsewhere``)."""
+    if not units:
+        return a
+    return ViewAssessment(a.view, a.status, [u for u in a.units if u.unit.unit_id not in units])
+
+
+def marker_text(
+    view: View,
+    labels: list[str],
+    omissions: list[Omission],
+    shown: dict[str, list[tuple[int, int]]] | None = None,
+) -> str:
     """The marker of a view under anchored placement: where its current code was sent (the
-    labels, each in a refresh after a later tool result), or why it is absent."""
+    labels, each in a refresh after a later tool result), which of its lines another tool
+    result shows current, or why it is absent."""
     who = f"{view.view_id}, an edit result," if view.kind == "editResult" else view.view_id
     head = f"[fresh-ls] {who} showed {view.path} lines {view.first_line}-{view.last_line}"
+    if shown:
+        parts = "; ".join(
+            f"lines {', '.join(f'{a}-{b}' for a, b in spans)} in the result of {other}"
+            for other, spans in sorted(shown.items())
+        )
+        note = f"; its unchanged code is shown current elsewhere: {parts}"
+        if not labels and not omissions:
+            return f"{head}{note}."
+        head += note
     where = ", ".join(f"[{label}]" for label in labels)
     items = "; ".join(
         f"{om.describe()} ({_REASONS.get(om.reason, om.reason)}"
@@ -223,11 +293,10 @@ def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str
     )
     again = f"Read {view.path} again if you need it."
     if labels and not omissions:
-        return f"{head}; it is replaced by current code in a later fresh-ls refresh, under {where}."
+        return f"{head}; replaced by its current code, under {where}."
     if labels:
         return (
-            f"{head}; part of it is replaced by current code in a later fresh-ls refresh, "
-            f"under {where}. Not included: {items}. {again}"
+            f"{head}; replaced by its current code, under {where}. Not included: {items}. {again}"
         )
     return f"{head}; its current code is not included: {items}. {again}"
 
@@ -240,6 +309,7 @@ def place(
     after: str | None,
     present: set[str],
     current_text: Callable[[SentEntry], str | None],
+    refs: dict[str, dict[str, str]] | None = None,
 ) -> Placement:
     """Place ``projection`` (planned with ``policy: all`` over the views to replace) into
     the ledger, changing it in place, and say what the request carries.
@@ -286,7 +356,7 @@ def place(
                 target = Refresh(ledger.next_seq, after)
                 ledger.next_seq += 1
                 ledger.refreshes.append(target)
-            label = f"R{target.seq}-{label_for(e.unit_id)[2:]}"
+            label = f"R{target.seq}.{len(target.entries) + 1}"
             found = SentEntry(
                 label=label,
                 unit_id=e.unit_id,
@@ -330,15 +400,21 @@ def place(
         for v in e.view_ids:
             served_of.setdefault(v, []).append(label_of.get(e.unit_id, ""))
     markers: dict[str, str] = {}
+    refs = refs or {}
     for m in projection.markers:
         labels = sorted({x for x in served_of.get(m.view_id, []) if x})
+        mine = refs.get(m.view_id, {})
         kept = ledger.markers.get(m.view_id)
-        if kept is not None and _still_leads(kept[1], labels, chains, carried_labels):
+        if (
+            kept is not None
+            and kept[2] == mine
+            and _still_leads(kept[1], labels, chains, carried_labels)
+        ):
             markers[m.view_id] = kept[0]
             continue
         view = views[m.view_id]
-        text = marker_text(view, labels, omitted_of.get(m.view_id, []))
-        ledger.markers[m.view_id] = (text, labels)
+        text = marker_text(view, labels, omitted_of.get(m.view_id, []), _spans(view, mine))
+        ledger.markers[m.view_id] = (text, labels, dict(mine))
         markers[m.view_id] = text
     placed: list[PlacedRefresh] = []
     carried: list[Carried] = []
@@ -361,6 +437,16 @@ def place(
             )
         placed.append(PlacedRefresh(r.refresh_id, r.after, "".join(parts)))
     return Placement(placed, markers, carried, new_bytes)
+
+
+def _spans(view: View, refs: dict[str, str]) -> dict[str, list[tuple[int, int]]]:
+    """The observed lines of each referenced unit, by the view that shows them."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for u in view.units:
+        other = refs.get(u.unit_id)
+        if other is not None:
+            out.setdefault(other, []).append((u.obs_first, u.obs_last))
+    return out
 
 
 def _still_leads(

@@ -40,6 +40,9 @@ class Entry:
     symbol_kind: str | None = None
     view_ids: list[str] = field(default_factory=list)
     editor_dirty: bool = False
+    #: ``own lines``: the lines of a definition outside its nested definitions (one
+    #: contiguous run of them), served instead of the whole definition (``own_lines``)
+    part: str | None = None
     #: ``[text, UTF-8 size, SHA-256 or None]`` of a text, shared by every entry cut from the
     #: same lines of the same content (see ``SourceSlices``); trusted only while ``text`` is
     #: that very string, so an entry whose text is replaced computes its own again.
@@ -376,6 +379,52 @@ class _Selection:
         return True
 
 
+def own_line_runs(source: Source, first: int, last: int) -> list[tuple[int, int]] | None:
+    """The runs of lines ``first..last`` of the definition spanning exactly them that lie
+    outside its nested definitions, blank runs dropped; None when it has no nested one.
+
+    A view that showed a class's own lines (its header, decorators, fields, docstring, the
+    blank lines between methods) saw no method body: those are units of their own. Serving
+    the whole class for it re-sends every method at every edit of any of them."""
+    defs = source.definitions
+    if not defs:
+        return None
+    owner = next(
+        (i for i, d in enumerate(defs) if d.first_line == first and d.last_line == last), None
+    )
+    if owner is None:
+        return None
+    children = sorted(
+        (d.first_line, d.last_line) for d in defs if d.parent == owner and d.first_line > first
+    )
+    if not children:
+        return None
+    runs: list[tuple[int, int]] = []
+    line = first
+    for c_first, c_last in [*children, (last + 1, last)]:
+        if c_first - 1 >= line and "".join(source.lines[line - 1 : c_first - 1]).strip():
+            runs.append((line, c_first - 1))
+        line = max(line, c_last + 1)
+    return runs
+
+
+def _own_line_entries(
+    view: View, ua: UnitAssessment, source: Source, slices: SourceSlices
+) -> list[Entry] | None:
+    u = ua.unit
+    assert ua.serve is not None
+    runs = own_line_runs(source, ua.serve.first, ua.serve.last)
+    if runs is None:
+        return None
+    out = []
+    for k, (first, last) in enumerate(runs):
+        e = slices.entry(source, view.path, f"{u.unit_id}.{k}", first, last, "symbol",
+                         ua.status, u.name, u.symbol_kind)  # fmt: skip
+        e.part = "own lines"
+        out.append(e)
+    return out
+
+
 def _candidate(
     view: View, ua: UnitAssessment, source: Source, slices: SourceSlices
 ) -> tuple[Entry, bool]:
@@ -399,6 +448,7 @@ def plan(
     policy: str = "stale",
     dirty_paths: frozenset[str] = frozenset(),
     slices: SourceSlices | None = None,
+    own_lines: bool = False,
 ) -> Projection:
     """Project ``assessments`` (any order; they are walked most recently observed first).
 
@@ -447,6 +497,19 @@ def plan(
             if ua.serve is None or source is None:
                 omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
                 continue
+            own = (
+                _own_line_entries(a.view, ua, source, slices)
+                if own_lines and ua.unit.kind == "symbol"
+                else None
+            )
+            if own is not None:
+                for piece in own:
+                    if sel.try_add(piece, vid):
+                        mine.append((path, piece.first_line, piece.last_line))
+                    else:
+                        omit(vid, piece.unit_id, path, "over-budget", piece.name,
+                             piece.bytes, "symbol")  # fmt: skip
+                continue
             entry, whole_file = _candidate(a.view, ua, source, slices)
             if sel.try_add(entry, vid):
                 mine.append((path, entry.first_line, entry.last_line))
@@ -472,7 +535,8 @@ def plan(
             e = h.entry
             entries.append(
                 Entry(e.unit_id, e.path, e.first_line, e.last_line, e.kind, e.text, e.status,
-                      e.name, e.symbol_kind, sorted(h.ids), path in dirty_paths, e._memo)
+                      e.name, e.symbol_kind, sorted(h.ids), path in dirty_paths, e.part,
+                      e._memo)
             )  # fmt: skip
     markers = []
     for a in replaced:
@@ -561,8 +625,15 @@ class ProjectionCache:
         policy: str = "stale",
         dirty_paths: frozenset[str] = frozenset(),
         view_ids: list[str] | None = None,
+        own_lines: bool = False,
     ) -> Projection:
-        where = (session, budget_bytes, policy, None if view_ids is None else tuple(view_ids))
+        where = (
+            session,
+            budget_bytes,
+            policy,
+            None if view_ids is None else tuple(view_ids),
+            own_lines,
+        )
         key = (
             where,
             tuple((a.view.view_id, a.view.seq) for a in assessments),
@@ -581,7 +652,9 @@ class ProjectionCache:
             self.hits += 1
             return kept.projection
         self.misses += 1
-        projection = plan(assessments, sources, budget_bytes, policy, dirty_paths, self.slices)
+        projection = plan(
+            assessments, sources, budget_bytes, policy, dirty_paths, self.slices, own_lines
+        )
         self._kept.pop(where, None)
         self._kept[where] = _Kept(key, list(assessments), projection)
         while len(self._kept) > self.MAX_KEPT:

@@ -261,6 +261,60 @@ def _apply(
     return out, replaced, len(messages) - 1
 
 
+#: Anthropic's limit on explicit cache breakpoints (``cache_control``) in one request.
+MAX_BREAKPOINTS = 4
+
+
+def _blocks_with_cache_control(request: Any) -> list[Mapping[str, Any]]:
+    found: list[Mapping[str, Any]] = []
+    if not isinstance(request, Mapping):
+        return found
+    for key in ("tools", "system"):
+        part = request.get(key)
+        if isinstance(part, list):
+            found += [b for b in part if isinstance(b, Mapping) and "cache_control" in b]
+    for message in messages_of(request):
+        content = message.get("content")
+        if isinstance(content, list):
+            found += [b for b in content if isinstance(b, Mapping) and "cache_control" in b]
+    return found
+
+
+def place_breakpoint(request: Any, results: list[ToolResult], after: str) -> None:
+    """With explicit caching (any ``cache_control`` in the request), end a cached prefix
+    right after the newest refresh: the next request carries everything up to there byte
+    for byte, so a breakpoint there is where its cache hit can end. The oldest message
+    breakpoint gives way when the request already has the most Anthropic allows. Requests
+    without ``cache_control`` are left alone (automatic caching needs none)."""
+    marked = _blocks_with_cache_control(request)
+    if not marked:
+        return
+    holder = next((r for r in reversed(results) if r.call_id == after), None)
+    if holder is None or holder.block is None:
+        return
+    messages = messages_of(request)
+    blocks = messages[holder.message]["content"]
+    # a breakpoint on this block or a later block of the same message already covers it
+    if any("cache_control" in b for b in blocks[holder.block :] if isinstance(b, Mapping)):
+        return
+    control = dict(next(iter(marked))["cache_control"])
+    if len(marked) >= MAX_BREAKPOINTS:
+        oldest = next(
+            (
+                b
+                for m in messages
+                if isinstance(m.get("content"), list)
+                for b in m["content"]
+                if isinstance(b, dict) and "cache_control" in b
+            ),
+            None,
+        )
+        if oldest is None:
+            return
+        del oldest["cache_control"]
+    blocks[holder.block]["cache_control"] = control
+
+
 # -- the protocol steps ----------------------------------------------------------------------
 
 
@@ -315,6 +369,8 @@ def _steps(
             {"budget_bytes": budget_bytes, "policy": policy, "view_ids": present, **anchored},
         )
         out, replaced, where = _apply(request, form, results, view_of, plan, header)
+        if form == "anthropic" and plan.get("refreshes"):
+            place_breakpoint(out, results, plan["refreshes"][-1]["after"])
         plan_id = str(plan["planId"])
         verdict = yield _Call("commit", (plan_id,), {})
         if verdict.get("ok"):

@@ -109,6 +109,7 @@ class Proxy:
         fail_open: bool = False,
         policy: str | None = None,
         budget_bytes: int | None = None,
+        placement: str | None = "anchored",
         agent_cwd: str | None = None,
         log_requests: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -122,6 +123,8 @@ class Proxy:
         self.fail_open = fail_open
         self.policy = policy
         self.budget_bytes = budget_bytes
+        #: "anchored" (the default: current code sent once, cached after) or "end" (v1.1)
+        self.placement = None if placement == "end" else placement
         self.client: Any = None
         self.sessions: dict[str, SessionState] = {}
         self.http: ClientSession | None = None
@@ -338,7 +341,12 @@ class Proxy:
         done: Rewritten
         if shape == "responses":
             out, done = await arewrite_responses(
-                client, session, body, policy=self.policy, budget_bytes=self.budget_bytes
+                client,
+                session,
+                body,
+                policy=self.policy,
+                budget_bytes=self.budget_bytes,
+                placement=self.placement,
             )
         else:
             done = await arewrite_request(
@@ -350,9 +358,12 @@ class Proxy:
                 budget_bytes=self.budget_bytes,
                 forget_missing=False,
                 result_spans=_spans_of(blocks) if blocks else None,
+                placement=self.placement,
             )
             out = done.request
-        if not done.replaced and done.projection_message is None:
+        if not done.replaced and done.projection_message is None and not done.plan.get(
+            "refreshes"
+        ):
             return None
         return dict(out)
 

@@ -58,6 +58,7 @@ async def arewrite_responses(
     policy: str | None = None,
     budget_bytes: int | None = None,
     forget_missing: bool = False,
+    placement: str | None = None,
 ) -> tuple[dict[str, Any], Rewritten]:
     """The rewritten copy of a Responses request body, and what the rewriter made."""
     if not isinstance(body.get("input"), list):
@@ -71,14 +72,28 @@ async def arewrite_responses(
         policy=policy,
         budget_bytes=budget_bytes,
         forget_missing=forget_missing,
+        placement=placement,
     )
     out = copy.deepcopy(dict(body))
     items = out["input"]
     rewritten = done.request["messages"]
+    refreshes = {r["after"]: r["text"] for r in done.plan.get("refreshes") or []}
+    last = {items[index]["call_id"]: index for index in where}
     for position, index in enumerate(where):
         item = items[index]
-        if item["call_id"] in done.replaced:
-            item["output"] = _marker(item.get("output"), rewritten[position]["content"])
+        call_id = item["call_id"]
+        refresh = refreshes.get(call_id) if last[call_id] == index else None
+        if isinstance(item.get("output"), str):
+            if call_id in done.replaced or refresh is not None:
+                item["output"] = rewritten[position]["content"]
+            continue
+        if call_id in done.replaced:
+            marker = {m["viewId"]: m["text"] for m in done.plan.get("markers", [])}
+            text = marker.get(done.replaced[call_id], rewritten[position]["content"])
+            item["output"] = _marker(item.get("output"), text)
+        if refresh is not None:
+            parts = item.get("output") if isinstance(item.get("output"), list) else []
+            item["output"] = [*parts, {"type": "input_text", "text": refresh}]
     if done.projection_message is not None:
         text = rewritten[done.projection_message]["content"]
         items.append(

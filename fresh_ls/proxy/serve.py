@@ -53,6 +53,7 @@ class ProxyOptions(TypedDict, total=False):
     fail_open: bool
     policy: str | None
     budget_bytes: int | None
+    placement: str | None  # "anchored" (default) or "end"
     log_requests: Path | None
 
 
@@ -78,6 +79,7 @@ async def running_proxy(
         fail_open=options.get("fail_open", False),
         policy=options.get("policy"),
         budget_bytes=options.get("budget_bytes"),
+        placement=options.get("placement") or "anchored",
         log_requests=options.get("log_requests"),
     )
     await proxy.start()

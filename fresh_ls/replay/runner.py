@@ -8,6 +8,12 @@ edit-result snippets registered with ``fresh/observe``). The two numbers that mu
 - false fresh: a view called ``fresh`` while the disk lines at its observed range differ
   from what it showed;
 - inexact entries: a projected entry whose text is not byte for byte the disk's lines.
+
+Each request is planned twice, with ``placement: end`` and with ``placement: anchored``
+(every earlier step's tool result in the request; refreshes after the newest); both count:
+under anchored, a view whose lines differ from what it showed and that got no marker is
+false fresh too (its old tool result would reach the model), and every entry a refresh
+carries must be the disk's lines. Both commits must pass.
 """
 
 from __future__ import annotations
@@ -213,6 +219,14 @@ def _check_request(
     stale = client.stale(SESSION)["views"]
     plan = client.project(SESSION, budget_bytes=budget)
     commit = client.commit(plan["planId"])
+    anchored = client.project(
+        SESSION,
+        budget_bytes=budget,
+        placement="anchored",
+        results=[f"step{j}" for j in range(index)],
+    )
+    anchored_commit = client.commit(anchored["planId"])
+    replaced = {m["viewId"] for m in anchored["markers"]}
     truth = false_fresh = nonfresh = changed = whole = 0
     resync: set[str] = set()
     changed_reads: list[int] = []
@@ -230,12 +244,14 @@ def _check_request(
             (changed_snippets if kind == "editResult" else changed_reads).append(step)
         if differs and v["status"] == "fresh":
             false_fresh += 1
+        elif differs and v["viewId"] not in replaced:
+            false_fresh += 1  # anchored left a stale tool result in place
         if v["status"] != "fresh" and lines is not None:
             resync.add(path)
     for path in resync:
         whole += len("".join(_disk_lines(ws, path, disk) or []).encode("utf-8"))
     inexact = 0
-    for e in plan["entries"]:
+    for e in [*plan["entries"], *anchored["entries"]]:
         lines = _disk_lines(ws, e["path"], disk)
         now = "".join(lines[e["firstLine"] - 1 : e["lastLine"]]) if lines is not None else None
         inexact += now != e["text"]
@@ -247,7 +263,7 @@ def _check_request(
         changed=changed,
         false_fresh=false_fresh,
         inexact=inexact,
-        commit_ok=bool(commit["ok"]),
+        commit_ok=bool(commit["ok"]) and bool(anchored_commit["ok"]),
         used_bytes=int(plan["usedBytes"]),
         whole_file_bytes=whole,
         changed_reads=sorted(set(changed_reads)),

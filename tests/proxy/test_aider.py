@@ -204,7 +204,7 @@ async def test_a_block_stale_on_arrival_becomes_a_marker(workspace: Path) -> Non
     (workspace / "a.py").write_text(CHANGED)
     (workspace / "b.py").write_text("b = 1\n")
     body = aider_body([("a.py", SOURCE), ("b.py", "b = 1\n")])
-    async with proxied(workspace) as (model, proxy, url):
+    async with proxied(workspace, placement="end") as (model, proxy, url):
         await _post(url + "/v1/chat/completions", body)
         sent = model.model_requests[-1].body["messages"]
         original = body["messages"][5]["content"]

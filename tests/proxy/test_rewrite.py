@@ -118,7 +118,7 @@ async def test_anthropic_stale_read_becomes_marker_and_current_code(workspace: P
     (workspace / "a.py").write_text(SOURCE)
     body = anthropic_body(workspace, _listing(SOURCE))
     headers = {"x-claude-code-session-id": "cc-1"}
-    async with proxied(workspace) as (model, proxy, url):
+    async with proxied(workspace, placement="end") as (model, proxy, url):
         await _post(url + "/v1/messages?beta=true", body, headers)
         sent = model.model_requests[-1]
         assert sent.body == body  # all fresh: sent as it came
@@ -139,7 +139,7 @@ async def test_anthropic_stale_read_becomes_marker_and_current_code(workspace: P
 async def test_chat_completions_pi_read(workspace: Path) -> None:
     (workspace / "a.py").write_text(SOURCE)
     body = chat_body(SOURCE.rstrip("\n"))
-    async with proxied(workspace) as (model, _proxy, url):
+    async with proxied(workspace, placement="end") as (model, _proxy, url):
         await _post(url + "/v1/chat/completions", body)
         assert model.model_requests[-1].body == body
         (workspace / "a.py").write_text(CHANGED)
@@ -153,7 +153,7 @@ async def test_responses_codex_cat_n(workspace: Path) -> None:
     (workspace / "a.py").write_text(SOURCE)
     numbered = "".join(f"{i:6d}\t{line}\n" for i, line in enumerate(SOURCE.splitlines(), 1))
     body = responses_body(numbered)
-    async with proxied(workspace) as (model, _proxy, url):
+    async with proxied(workspace, placement="end") as (model, _proxy, url):
         await _post(url + "/v1/responses", body, {"session-id": "codex-1"})
         assert model.model_requests[-1].body == body
         (workspace / "a.py").write_text(CHANGED)
@@ -368,4 +368,4 @@ async def test_a_dead_server_is_replaced(workspace: Path) -> None:
         assert status == 200 and proxy.client is not first
         content = model.model_requests[-1].body["messages"][2]["content"]
         assert content[0]["content"].startswith("[fresh-ls] toolu_01")
-        assert "return 20" in content[-1]["text"]
+        assert "return 20" in json.dumps(content)
