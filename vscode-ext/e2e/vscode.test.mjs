@@ -373,7 +373,9 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   const stale = harness("stale");
   assert.equal(stale.views.find((v) => v.viewId === "call_7").status, "changed");
   assert.equal(stale.views.find((v) => v.viewId === "call_7").units[0].changedBy, "outside");
-  log("panel shows call_7 as changed; status bar says 1 stale");
+  // The activity-bar icon carries the count too.
+  await page.locator(".activitybar .action-item", { has: page.locator(".badge-content", { hasText: /^1$/ }) }).first().waitFor({ state: "visible" });
+  log("panel shows call_7 as changed; status bar says 1 stale; the activity-bar badge says 1");
   await shot(page, "02-panel-changed.png");
 
   // The tooltip carries the diff summary and who changed the lines.

@@ -54,12 +54,14 @@ class Controller {
   private readonly dirtyBuffers = new DirtyBuffers();
   private pollTimer?: ReturnType<typeof setInterval>;
   private readonly restartAll = debounce(() => void this.restart(), 1000);
+  private treeView?: vscode.TreeView<Node>;
   /** The sidecar shipped in the .vsix (`bundled/`), absent in a development build. */
   private readonly bundle: Bundle | undefined;
 
   constructor(context: vscode.ExtensionContext) {
     this.bundle = readBundle(context.extensionPath);
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
+    this.treeView = treeView;
     this.statusItem.name = "fresh-ls stale views";
     this.statusItem.command = Commands.focusPanel;
     this.updateStatusBar();
@@ -287,6 +289,11 @@ class Controller {
     const stale = this.model.staleCount();
     this.statusItem.text = statusBarText(stale, running);
     this.statusItem.tooltip = statusBarTooltip(stale, this.model.sessionCount(), running);
+    // The count on the activity-bar icon, as Source Control counts changes.
+    if (this.treeView) {
+      this.treeView.badge =
+        running && stale > 0 ? { value: stale, tooltip: `${stale} stale agent ${stale === 1 ? "view" : "views"}` } : undefined;
+    }
     this.statusItem.backgroundColor =
       running && this.model.attentionCount() > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
