@@ -376,6 +376,18 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   // The activity-bar icon carries the count too.
   await page.locator(".activitybar .action-item", { has: page.locator(".badge-content", { hasText: /^1$/ }) }).first().waitFor({ state: "visible" });
   log("panel shows call_7 as changed; status bar says 1 stale; the activity-bar badge says 1");
+  // The Explorer marks cart.py with the count of its stale views (a file decoration: its
+  // badge is CSS ::after content), then the panel comes back from the status bar.
+  await page.keyboard.press("Control+Shift+E");
+  const cartRow = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first();
+  await cartRow.waitFor({ state: "visible" });
+  await waitFor("the Explorer's decoration on cart.py", () =>
+    cartRow.evaluate((el) =>
+      [el, ...el.querySelectorAll("*")].some((n) => /"1"/.test(getComputedStyle(n, "::after").content)),
+    ), 15_000);
+  log("the Explorer decorates cart.py with 1");
+  await statusItem.click();
+  await changedRow.waitFor({ state: "visible" });
   await shot(page, "02-panel-changed.png");
 
   // The tooltip carries the diff summary and who changed the lines.

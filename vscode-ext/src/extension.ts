@@ -14,6 +14,7 @@ import {
   observedDocUri,
   ProjectionProvider,
   projectionDocUri,
+  StaleFileDecorations,
   StaleLensProvider,
   ViewDocProvider,
   viewDocumentUri,
@@ -47,6 +48,7 @@ class Controller {
   private readonly projection = new ProjectionProvider((k) => this.servers.get(k));
   private readonly viewDocs = new ViewDocProvider((k) => this.servers.get(k));
   private readonly lenses = new StaleLensProvider(this.model);
+  private readonly decorations = new StaleFileDecorations(this.model);
   private readonly statusItem = vscode.window.createStatusBarItem("freshLs.status", vscode.StatusBarAlignment.Left, 50);
   private readonly refreshers = new Map<string, ReturnType<typeof debounce<[]>>>();
   private readonly fingerprints = new Map<string, string>();
@@ -78,6 +80,8 @@ class Controller {
       this.projection,
       this.viewDocs,
       this.lenses,
+      this.decorations,
+      vscode.window.registerFileDecorationProvider(this.decorations),
       this.statusItem,
       vscode.workspace.registerTextDocumentContentProvider(OBSERVED_SCHEME, this.observed),
       vscode.workspace.registerTextDocumentContentProvider(PROJECTION_SCHEME, this.projection),
@@ -175,6 +179,7 @@ class Controller {
     }
     this.tree.refresh();
     this.lenses.refresh();
+    this.decorations.refresh();
     this.updateStatusBar();
   }
 
@@ -252,6 +257,7 @@ class Controller {
     }
     this.tree.refresh();
     this.lenses.refresh();
+    this.decorations.refresh();
     this.observed.refresh(folder);
     this.projection.refresh();
     this.viewDocs.refresh();

@@ -419,6 +419,20 @@ export function lensesFor(folder: FolderState | undefined, relPath: string): Len
   return out.sort((a, b) => a.line - b.line || naturalCompare(a.session, b.session));
 }
 
+/** Files with views that need attention (not fresh, not moved), with how many: the Explorer
+ * decorates them. Keyed by root-relative path. */
+export function staleFiles(folder: FolderState | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!folder) return out;
+  for (const views of folder.views.values()) {
+    for (const v of views) {
+      if (v.status === "fresh" || v.status === "moved") continue;
+      out.set(v.path, (out.get(v.path) ?? 0) + 1);
+    }
+  }
+  return out;
+}
+
 /** The root-relative path with `/` separators of an absolute path inside `root`, else undefined. */
 export function relativePath(root: string, absolute: string): string | undefined {
   const norm = (p: string) => p.replace(/\\/g, "/").replace(/\/+$/, "");

@@ -19,7 +19,7 @@ import {
   type ObservedRef,
   type ProjectionRef,
 } from "./diffdoc";
-import { Commands, currentRange, lensesFor, relativePath, type PanelModel, type ViewTarget } from "./model";
+import { Commands, currentRange, lensesFor, relativePath, staleFiles, type PanelModel, type ViewTarget } from "./model";
 import { ClientMethods } from "./protocol";
 import type { FolderServer } from "./server";
 import { settings } from "./settings";
@@ -141,6 +141,37 @@ export function observedDocUri(ref: ObservedRef): vscode.Uri {
 
 export function projectionDocUri(ref: ProjectionRef): vscode.Uri {
   return toUri(projectionUri(ref));
+}
+
+/** The Explorer's mark on files that agents saw in an older version: the count of such
+ * views as a badge, in the warning colour. */
+export class StaleFileDecorations implements vscode.FileDecorationProvider {
+  private readonly changed = new vscode.EventEmitter<undefined>();
+  readonly onDidChangeFileDecorations = this.changed.event;
+
+  constructor(private readonly model: PanelModel) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  provideFileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined {
+    if (uri.scheme !== "file") return undefined;
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    if (!folder) return undefined;
+    const rel = relativePath(folder.uri.fsPath, uri.fsPath);
+    const n = rel ? staleFiles(this.model.get(folder.uri.toString())).get(rel) : undefined;
+    if (!n) return undefined;
+    return new vscode.FileDecoration(
+      n > 99 ? "99" : String(n),
+      `${n} agent ${n === 1 ? "view" : "views"} of this file went stale`,
+      new vscode.ThemeColor("editorWarning.foreground"),
+    );
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
 }
 
 /** "agent <session> saw an older version · Show diff" above such definitions. */

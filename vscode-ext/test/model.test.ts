@@ -9,6 +9,7 @@ import {
   naturalCompare,
   relativePath,
   sortSessions,
+  staleFiles,
   sortViews,
   type FolderState,
   type Node,
@@ -232,5 +233,16 @@ describe("order and attention", () => {
     assert.equal(m.attentionCount(), 0);
     m.setSessionViews("k", "s", [{ ...MOVED, viewId: "v1" }, { ...CHANGED_METHOD, viewId: "v2" }]);
     assert.equal(m.attentionCount(), 1);
+  });
+});
+
+describe("explorer decorations", () => {
+  it("count the views of each file that need attention", () => {
+    const m = new PanelModel();
+    m.upsert({ key: "k", name: "ws", root: "/ws", state: "running", views: new Map() });
+    m.setSessionViews("k", "a", [CHANGED_METHOD, { ...MOVED, viewId: "m" }, FRESH_INIT]);
+    m.setSessionViews("k", "b", [{ ...CHANGED_METHOD, viewId: "x" }]);
+    assert.deepEqual([...staleFiles(m.get("k"))], [[CHANGED_METHOD.path, 2]]);
+    assert.equal(staleFiles(undefined).size, 0);
   });
 });
