@@ -9,6 +9,16 @@ contract's code (``e.code == -32010`` for a path outside the root, and so on).
         fresh.observe("agent-1", "src/cart.py", view_id="call_7", first_line=11, last_line=11)
         plan = fresh.project("agent-1")
 
+An attached client that loses its connection (the server was restarted: a crash, the
+editor's Restart Server) reconnects once, transparently: it waits up to
+``RECONNECT_WAIT_S`` for the root's server to accept connections again, presents the token
+it attached with (the server keeps it across restarts of the root), and sends the request
+again. Every request of the contract can be sent twice, except that an ``observe`` with no
+``viewId`` whose answer was lost registers a second view (pass ``view_id``); a plan from
+before the restart is unknown to the new server (``UnknownIdError``: plan again). A
+notification written to a connection the server has just dropped may be lost without
+error; a ``didWrite`` lost that way is still seen by the server's watcher.
+
 The protocol is written once, without I/O, in ``ClientCore``: framing (the server's own
 ``fresh_ls.framing``), request ids, matching answers to their requests, notifications,
 error codes to exceptions, the ``initialize`` handshake. ``SyncClient`` and ``AsyncClient``
@@ -26,6 +36,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +53,8 @@ if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip
 #: JSON-RPC's own code for a method the server does not know.
 METHOD_NOT_FOUND = -32601
 CLOSED = "the server closed the connection"
+#: How long an attached client waits for a restarted server before giving up reconnecting.
+RECONNECT_WAIT_S = 15.0
 
 
 class FreshClientError(Exception):
@@ -281,6 +294,32 @@ def _spawn_failed(root: str | os.PathLike[str], code: int | None) -> ConnectionC
     )
 
 
+@dataclass(frozen=True)
+class _Reattach:
+    """What an attached client needs to connect again after the server restarted: where its
+    endpoint file is, the token it presented, and the options it attached with."""
+
+    root: str | os.PathLike[str] | None
+    state_dir: str | None
+    token: str | None
+    budget_bytes: int | None
+    policy: str | None
+    timeout: float | None = None
+
+
+def _open_socket(ep: dict[str, Any], timeout: float | None) -> socket.socket:
+    kind, target = _target(ep)
+    family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(target)
+    except OSError as exc:
+        sock.close()
+        raise _cannot_connect(ep, exc) from None
+    return sock
+
+
 class AttachOptions(TypedDict, total=False):
     """The keywords of ``attach``, each optional: ``state_dir`` (where ``endpoint.json``
     is, when not ``<root>/.fresh-ls``), ``budget_bytes`` and ``policy`` (the connection's
@@ -446,6 +485,8 @@ class SyncClient(_Requests[Result, None]):
         self._lock = threading.Lock()
         self.notifications: list[dict[str, Any]] = []
         self._core = ClientCore(self.notifications.append)
+        #: Set for an attached client: how to reconnect when the connection drops.
+        self._reattach: _Reattach | None = None
 
     # -- construction ---------------------------------------------------------------------
 
@@ -461,15 +502,7 @@ class SyncClient(_Requests[Result, None]):
         ``timeout`` bounds every read and write on the socket."""
         ep = endpoint_of(root, options.get("state_dir"))
         budget_bytes, policy = options.get("budget_bytes"), options.get("policy")
-        kind, target = _target(ep)
-        family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
-        try:
-            sock.connect(target)
-        except OSError as exc:
-            sock.close()
-            raise _cannot_connect(ep, exc) from None
+        sock = _open_socket(ep, timeout)
         stream = sock.makefile("rwb")
         client = cls(stream, stream, sock)  # type: ignore[arg-type]
         try:
@@ -477,7 +510,36 @@ class SyncClient(_Requests[Result, None]):
         except FreshClientError:
             client.close()
             raise
+        client._reattach = _Reattach(
+            root, options.get("state_dir"), ep.get("token"), budget_bytes, policy, timeout
+        )
         return client
+
+    def _reconnect(self) -> bool:
+        """After a dropped connection: connect to the root's server again (waiting for it to
+        be back) and present the same token. False when this client does not reconnect."""
+        plan = self._reattach
+        if plan is None:
+            return False
+        with contextlib.suppress(Exception):
+            self._reader.close()
+        with contextlib.suppress(Exception):
+            if self._closer is not None:
+                self._closer.close()
+        deadline = time.monotonic() + RECONNECT_WAIT_S
+        while True:
+            try:
+                sock = _open_socket(endpoint_of(plan.root, plan.state_dir), plan.timeout)
+                break
+            except ConnectionClosedError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.1)
+        stream = sock.makefile("rwb")
+        self._reader, self._writer, self._closer = stream, stream, sock  # type: ignore[assignment]
+        self._core = ClientCore(self.notifications.append)
+        steps.run(handshake(plan.token, plan.budget_bytes, plan.policy), self._perform_once)
+        return True
 
     @classmethod
     def spawn(cls, root: str | os.PathLike[str], **options: Unpack[SpawnOptions]) -> SyncClient:
@@ -504,9 +566,22 @@ class SyncClient(_Requests[Result, None]):
             return self._call(message.method, message.params)
         return self.notify(message.method, message.params)
 
-    def notify(self, method: str, params: Any) -> None:
+    def _perform_once(self, message: Message) -> Any:
+        """The handshake of a reconnection: on the new connection only, never again."""
+        if message.request:
+            return self._call_once(message.method, message.params)
         with self._lock:
-            self._send(self._core.notification(method, params), method)
+            self._send(self._core.notification(message.method, message.params), message.method)
+
+    def notify(self, method: str, params: Any) -> None:
+        try:
+            with self._lock:
+                self._send(self._core.notification(method, params), method)
+        except ConnectionClosedError:
+            if not self._reconnect():
+                raise
+            with self._lock:
+                self._send(self._core.notification(method, params), method)
 
     def _send(self, frame: bytes, method: str) -> None:
         try:
@@ -522,6 +597,14 @@ class SyncClient(_Requests[Result, None]):
         return dict(self._call(method, params))
 
     def _call(self, method: str, params: Any) -> Any:
+        try:
+            return self._call_once(method, params)
+        except ConnectionClosedError:
+            if not self._reconnect():
+                raise
+        return self._call_once(method, params)
+
+    def _call_once(self, method: str, params: Any) -> Any:
         with self._lock:
             msg_id, frame = self._core.request(method, params)
             self._send(frame, method)
@@ -537,6 +620,7 @@ class SyncClient(_Requests[Result, None]):
                     return answer.value()
 
     def close(self) -> None:
+        self._reattach = None  # a goodbye to a dead server is not worth a reconnection
         with contextlib.suppress(Exception):
             steps.run(goodbye(), self._perform)
         closer = self._closer
@@ -581,31 +665,65 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
         self.notifications: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._core = ClientCore(self.notifications.put_nowait)
         self._task = asyncio.ensure_future(self._pump())
+        #: Set for an attached client: how to reconnect when the connection drops.
+        self._reattach: _Reattach | None = None
+        #: Counts reconnections, so requests that failed together reconnect once.
+        self._generation = 0
+        self._reconnecting = asyncio.Lock()
 
     @classmethod
     async def attach(
         cls, root: str | os.PathLike[str] | None = None, **options: Unpack[AttachOptions]
     ) -> AsyncClient:
         """Connect to the server running on ``root`` (found through its ``endpoint.json``)."""
-        import asyncio
-
         ep = endpoint_of(root, options.get("state_dir"))
         budget_bytes, policy = options.get("budget_bytes"), options.get("policy")
-        kind, target = _target(ep)
-        try:
-            if kind == "unix":
-                reader, writer = await asyncio.open_unix_connection(target)
-            else:
-                reader, writer = await asyncio.open_connection(*target)
-        except OSError as exc:
-            raise _cannot_connect(ep, exc) from None
+        reader, writer = await _open_stream(ep)
         client = cls(reader, writer)
         try:
             await client.initialize(ep.get("token"), budget_bytes, policy)
         except FreshClientError:
             await client.close()
             raise
+        client._reattach = _Reattach(
+            root, options.get("state_dir"), ep.get("token"), budget_bytes, policy
+        )
         return client
+
+    async def _reconnect(self, generation: int) -> bool:
+        """After a dropped connection: connect to the root's server again (waiting for it to
+        be back) and present the same token. Requests that failed on the same connection
+        share one reconnection. False when this client does not reconnect."""
+        import asyncio
+
+        async with self._reconnecting:
+            plan = self._reattach
+            if plan is None:
+                return False
+            if self._generation != generation:
+                return True  # another request reconnected already
+            self._writer.close()
+            self._task.cancel()
+            for waiter in self._core.abandon_all():  # they retry on the new connection
+                if not waiter.done():
+                    waiter.set_exception(ConnectionClosedError(None, CLOSED))
+            deadline = time.monotonic() + RECONNECT_WAIT_S
+            while True:
+                try:
+                    reader, writer = await _open_stream(endpoint_of(plan.root, plan.state_dir))
+                    break
+                except ConnectionClosedError:
+                    if time.monotonic() >= deadline:
+                        return False
+                    await asyncio.sleep(0.1)
+            self._reader, self._writer = reader, writer
+            self._core = ClientCore(self.notifications.put_nowait)
+            self._task = asyncio.ensure_future(self._pump())
+            await steps.arun(
+                handshake(plan.token, plan.budget_bytes, plan.policy), self._perform_once
+            )
+            self._generation += 1
+            return True
 
     @classmethod
     async def spawn(
@@ -639,6 +757,12 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
             return self.request(message.method, message.params)
         return self.notify(message.method, message.params)
 
+    def _perform_once(self, message: Message) -> Awaitable[Any]:
+        """The handshake of a reconnection: on the new connection only, never again."""
+        if message.request:
+            return self._request_once(message.method, message.params)
+        return self._send(self._core.notification(message.method, message.params), message.method)
+
     def _take(self, want: int) -> Awaitable[bytes]:
         return self._reader.readline() if want == LINE else self._reader.readexactly(want)
 
@@ -657,7 +781,13 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
                     waiter.set_exception(ConnectionClosedError(None, CLOSED))
 
     async def notify(self, method: str, params: Any) -> None:
-        await self._send(self._core.notification(method, params), method)
+        generation = self._generation
+        try:
+            await self._send(self._core.notification(method, params), method)
+        except ConnectionClosedError:
+            if not await self._reconnect(generation):
+                raise
+            await self._send(self._core.notification(method, params), method)
 
     async def _send(self, frame: bytes, method: str) -> None:
         try:
@@ -668,6 +798,15 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
 
     async def request(self, method: str, params: Any) -> Any:
         """Send any request; the result, or the ``FreshClientError`` subclass of its code."""
+        generation = self._generation
+        try:
+            return await self._request_once(method, params)
+        except ConnectionClosedError:
+            if not await self._reconnect(generation):
+                raise
+        return await self._request_once(method, params)
+
+    async def _request_once(self, method: str, params: Any) -> Any:
         import asyncio
 
         if self._task.done():
@@ -691,6 +830,7 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
     async def close(self) -> None:
         import asyncio
 
+        self._reattach = None  # a goodbye to a dead server is not worth a reconnection
         with contextlib.suppress(Exception):
             await asyncio.wait_for(steps.arun(goodbye(), self._perform), 5)
         self._writer.close()
@@ -712,6 +852,20 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+async def _open_stream(
+    ep: dict[str, Any],
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    import asyncio
+
+    kind, target = _target(ep)
+    try:
+        if kind == "unix":
+            return await asyncio.open_unix_connection(target)
+        return await asyncio.open_connection(*target)
+    except OSError as exc:
+        raise _cannot_connect(ep, exc) from None
 
 
 def _camel(params: dict[str, Any]) -> dict[str, Any]:

@@ -135,7 +135,7 @@ CHANGED_BY_EDITOR = "editor"
 CHANGED_BY_OUTSIDE = "outside"
 
 ENUMS: tuple[type[enum.StrEnum], ...] = (
-    Status, UnitKind, ViewKind, Policy, OmissionReason, Verdict, CheckEditReason
+    Status, UnitKind, ViewKind, Policy, Placement, OmissionReason, Verdict, CheckEditReason
 )  # fmt: skip
 
 # -- field helpers --------------------------------------------------------------------------

@@ -15,6 +15,9 @@ ENDPOINT_FILE = "endpoint.json"
 LOCK_FILE = "server.lock"
 SOCKET_FILE = "fresh-ls.sock"
 DATABASE_FILE = "views.sqlite3"
+#: The endpoint's token, kept across restarts of the same root (mode 0600 in the 0700 state
+#: dir) so a harness that attached before a restart can present it again.
+TOKEN_FILE = "token"
 #: Written into a state dir the server creates, so ``git add .`` never commits the token
 #: or the database (which holds code), the way pytest keeps its cache out of git.
 GITIGNORE_FILE = ".gitignore"

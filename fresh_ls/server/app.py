@@ -28,7 +28,7 @@ from fresh_ls.server.connection import (
 from fresh_ls.server.endpoint import (
     ListenAddress,
     RootLock,
-    new_token,
+    persistent_token,
     remove_endpoint,
     write_endpoint,
 )
@@ -217,7 +217,7 @@ async def serve(
 ) -> int:
     lock = RootLock.acquire(state_dir)
     engine = await Engine.open(root, state_dir)
-    app = App(engine, new_token(), limits)
+    app = App(engine, persistent_token(state_dir), limits)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):

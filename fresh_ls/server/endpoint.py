@@ -3,7 +3,8 @@
 The lock is an ``flock`` on ``<state>/server.lock``: the kernel drops it when the process
 dies, even by SIGKILL, so a lock file left behind never blocks a restart. ``endpoint.json``
 is written (mode 0600, atomically) only once the endpoint accepts connections, and a
-stale one from a killed server is replaced on the next start.
+stale one from a killed server is replaced on the next start. The token it names is kept in
+``<state>/token`` and reused by the next server of the root (``persistent_token``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import tempfile
@@ -27,6 +29,7 @@ from fresh_ls.statedir import (
     GITIGNORE_TEXT,
     LOCK_FILE,
     SOCKET_FILE,
+    TOKEN_FILE,
 )
 
 #: Unix socket paths longer than this do not fit in ``sockaddr_un`` on Linux (108 bytes).
@@ -35,7 +38,7 @@ MAX_SOCKET_PATH = 100
 
 #: Files fresh-ls keeps in a state dir: an existing directory holding one of them (or
 #: nothing) is ours to make private.
-OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, DATABASE_FILE)
+OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, DATABASE_FILE, TOKEN_FILE)
 
 
 def make_private_dir(state_dir: Path) -> None:
@@ -146,6 +149,49 @@ def remove_endpoint(state_dir: Path) -> None:
 
 def new_token() -> str:
     return secrets.token_urlsafe(32)
+
+
+#: A kept token shorter than this (or not URL-safe base64) is not ours: a new one replaces it.
+MIN_TOKEN_CHARS = 32
+
+
+def persistent_token(state_dir: Path) -> str:
+    """The root's token: the one a previous server of this state dir kept, else a new one,
+    kept (0600, atomically) for the next.
+
+    Why keep it: a harness attached before a restart (a crash, the editor's Restart Server)
+    re-presents the token it holds, and the clients reconnect transparently. It is no weaker
+    than ``endpoint.json``, which names the same token in the same private (0700) dir; who can
+    read one can read the other. A file that is not ours (a symlink, another owner, too loose
+    a mode) is not trusted: a new token replaces it.
+    """
+    path = state_dir / TOKEN_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        pass
+    else:
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            text = f.read(256).decode("ascii", "replace").strip()
+        private = st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) & 0o077 == 0
+        if private and len(text) >= MIN_TOKEN_CHARS and _URLSAFE.fullmatch(text):
+            return text
+    token = new_token()
+    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".token-")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return token
+
+
+_URLSAFE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def default_socket_path(state_dir: Path) -> Path:

@@ -26,7 +26,31 @@ const ARTIFACTS = path.join(here, "artifacts");
 const REPO = path.resolve(EXT_DIR, "..");
 const PYTHON = process.env.FRESH_LS_PYTHON || path.join(REPO, ".venv", "bin", "python");
 const TIMEOUT_S = Number(process.env.E2E_TIMEOUT_S || 300);
-const VSIX = path.join(EXT_DIR, `fresh-ls-${JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).version}.vsix`);
+const VSIX = path.join(EXT_DIR, `fresh-ls-linux-x64-${JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).version}.vsix`);
+
+/** code-server's environment, as a new user's: nothing that leads a Python to this clone (no
+ * PYTHONPATH, no virtualenv, no PATH entry inside the repository). The harness (harness.py)
+ * still runs with the clone's .venv: it is the user's agent, not the sidecar. */
+function userEnv() {
+  const env = { ...process.env, CS_DISABLE_FILE_DOWNLOADS: "1" };
+  for (const k of ["PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "CONDA_PREFIX", "FRESH_LS_PYTHON"]) delete env[k];
+  env.PATH = (env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((d) => d && !path.resolve(d).startsWith(REPO + path.sep))
+    .join(path.delimiter);
+  return env;
+}
+
+/** The environment variables of a running process (Linux). */
+function environOf(pid) {
+  return Object.fromEntries(
+    fs
+      .readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
+}
 
 const CART = [
   "RATE = 10",
@@ -42,12 +66,15 @@ const CART = [
   "",
 ].join("\n");
 
+// A four-line function; a view of its first three lines is a fragment that does not parse.
+const PRICE_TS = ["export function price(qty: number): number {", "  const base = qty * 3;", "  return base;", "}", ""].join("\n");
+
 const t0 = Date.now();
 const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 const log = (msg) => process.stdout.write(`e2e [${elapsed()}] ${msg}\n`);
 
 /** Everything the run started, for cleanup. */
-const state = { tmp: undefined, codeServer: undefined, browser: undefined, serverPid: undefined, ws: undefined };
+const state = { tmp: undefined, codeServer: undefined, browser: undefined, serverPid: undefined, ws: undefined, harnessServers: [] };
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -153,6 +180,10 @@ async function cleanup() {
       }
     });
   }
+  for (const proc of state.harnessServers.splice(0)) {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+  }
+  state.serverPid = undefined;
   copyLogs();
   if (state.tmp) {
     fs.rmSync(state.tmp, { recursive: true, force: true });
@@ -182,9 +213,14 @@ after(async () => {
   log("cleaned up");
 });
 
-test("the panel shows a changed view and its diff in a real VS Code", { timeout: TIMEOUT_S * 1000 }, async () => {
+/**
+ * A fresh profile with only the .vsix installed, code-server on a free port in the user's
+ * environment, and Chromium on a new git repository holding cart.py. `beforeOpen(ws)` runs
+ * before the folder is opened (say, a harness starting its own server).
+ */
+async function launchWorkbench(name, { settings: extra = {}, beforeOpen } = {}) {
   // ---- a fresh profile, the extension, a workspace ------------------------------------------
-  state.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-ls-e2e-")));
+  state.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `fresh-ls-e2e-${name}-`)));
   const userData = path.join(state.tmp, "user-data");
   const extensions = path.join(state.tmp, "extensions");
   const ws = (state.ws = path.join(state.tmp, "workspace"));
@@ -194,9 +230,12 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   fs.mkdirSync(extensions, { recursive: true });
   fs.mkdirSync(ws, { recursive: true });
   fs.writeFileSync(path.join(ws, "cart.py"), CART);
+  // A real repository, to check that the state dir (endpoint token, SQLite) never shows in git.
+  const git = (...args) => spawnSync("git", ["-C", ws, ...args], { encoding: "utf8" });
+  assert.equal(git("init", "-q").status, 0);
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const settingsFile = path.join(userData, "User", "settings.json");
-  const settings = (python) =>
+  const settings = () =>
     JSON.stringify(
       {
         // NOTES.md: otherwise typing lands in a Chat panel or is saved to disk.
@@ -215,18 +254,21 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
         "git.enabled": false,
         "diffEditor.useInlineViewWhenSpaceIsLimited": false,
         "window.zoomLevel": 0,
-        // the extension under test
-        "freshLs.python": python,
+        // the extension under test: no freshLs.python, as after a one-step install
         "freshLs.refreshSeconds": 1,
+        ...extra,
       },
       null,
       2,
     );
-  fs.writeFileSync(settingsFile, settings(PYTHON));
+  fs.writeFileSync(settingsFile, settings());
+  // The premise of "only the .vsix": no python3 on PATH finds fresh_ls on its own.
+  const bare = spawnSync("python3", ["-c", "import fresh_ls"], { cwd: state.tmp, env: { ...userEnv(), PYTHONSAFEPATH: "1" } });
+  assert.notEqual(bare.status, 0, "python3 imports fresh_ls without the bundle: the test would prove nothing");
   const csArgs = ["--config", config, "--user-data-dir", userData, "--extensions-dir", extensions];
 
   const install = spawnSync(CODE_SERVER_BIN, [...csArgs, "--install-extension", VSIX], { encoding: "utf8", timeout: 120_000 });
-  fs.writeFileSync(path.join(ARTIFACTS, "install-extension.log"), `${install.stdout}\n${install.stderr}`);
+  fs.writeFileSync(path.join(ARTIFACTS, `install-extension-${name}.log`), `${install.stdout}\n${install.stderr}`);
   assert.equal(install.status, 0, `installing the .vsix failed: ${install.stderr}`);
   assert.match(install.stdout, /successfully installed/i);
   assert.ok(
@@ -235,12 +277,14 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   );
   log("installed the .vsix");
 
+  await beforeOpen?.(ws);
+
   // ---- code-server ---------------------------------------------------------------------------
-  const csLog = fs.openSync(path.join(ARTIFACTS, "code-server.log"), "w");
+  const csLog = fs.openSync(path.join(ARTIFACTS, `code-server-${name}.log`), "w");
   state.codeServer = spawn(
     CODE_SERVER_BIN,
     [...csArgs, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
-    { detached: true, stdio: ["ignore", csLog, csLog], env: { ...process.env, CS_DISABLE_FILE_DOWNLOADS: "1" } },
+    { detached: true, stdio: ["ignore", csLog, csLog], env: userEnv() },
   );
   fs.closeSync(csLog);
   await waitFor("code-server to answer", () => httpOk(`http://127.0.0.1:${port}/healthz`), 60_000);
@@ -261,13 +305,39 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   page.setDefaultTimeout(30_000);
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded" });
   await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
-  log("workbench loaded");
+  log(`workbench loaded (${name})`);
+  return { page, ws, extensions, settingsFile, git };
+}
+
+test("the panel shows a changed view and its diff in a real VS Code", { timeout: TIMEOUT_S * 1000 }, async () => {
+  const { page, ws, extensions, settingsFile, git } = await launchWorkbench("bundled");
+
 
   // ---- the extension started the sidecar; a harness attaches and observes ------------------
   const endpointFile = path.join(ws, ".fresh-ls", "endpoint.json");
   await waitFor("the sidecar's endpoint.json", () => fs.existsSync(endpointFile), 60_000);
   state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
   log(`sidecar listening (pid ${state.serverPid})`);
+  // It is the sidecar bundled in the installed .vsix: its fresh_ls comes from the extensions
+  // directory of this profile, not from the clone.
+  const sidecarEnv = environOf(state.serverPid);
+  assert.ok(
+    (sidecarEnv.PYTHONPATH ?? "").startsWith(path.join(extensions, "fresh-ls.fresh-ls-")),
+    `the sidecar's PYTHONPATH is ${sidecarEnv.PYTHONPATH}, not the installed extension's bundled/libs`,
+  );
+  assert.equal(sidecarEnv.PYTHONSAFEPATH, "1");
+  assert.equal(fs.realpathSync(`/proc/${state.serverPid}/cwd`), ws);
+  log(`it runs from the bundle (PYTHONPATH=${path.relative(state.tmp, sidecarEnv.PYTHONPATH)})`);
+  // .fresh-ls/ is in neither git's view (the server's .fresh-ls/.gitignore) nor the Explorer's
+  // (the extension's files.exclude default).
+  const porcelain = git("status", "--porcelain", "--untracked-files=all").stdout;
+  assert.match(porcelain, /cart\.py/);
+  assert.doesNotMatch(porcelain, /\.fresh-ls/, `git status shows the state dir:\n${porcelain}`);
+  await page.keyboard.press("Control+Shift+E");
+  const explorer = page.locator(".explorer-folders-view");
+  await explorer.locator(".monaco-list-row", { hasText: "cart.py" }).waitFor({ state: "visible" });
+  assert.equal(await explorer.locator(".monaco-list-row", { hasText: ".fresh-ls" }).count(), 0, "the Explorer lists .fresh-ls");
+  log("git status and the Explorer show nothing of .fresh-ls/");
   await shot(page, "01-workbench.png");
 
   const observed = harness("observe");
@@ -303,7 +373,21 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   const stale = harness("stale");
   assert.equal(stale.views.find((v) => v.viewId === "call_7").status, "changed");
   assert.equal(stale.views.find((v) => v.viewId === "call_7").units[0].changedBy, "outside");
-  log("panel shows call_7 as changed; status bar says 1 stale");
+  // The activity-bar icon carries the count too.
+  await page.locator(".activitybar .action-item", { has: page.locator(".badge-content", { hasText: /^1$/ }) }).first().waitFor({ state: "visible" });
+  log("panel shows call_7 as changed; status bar says 1 stale; the activity-bar badge says 1");
+  // The Explorer marks cart.py with the count of its stale views (a file decoration: its
+  // badge is CSS ::after content), then the panel comes back from the status bar.
+  await page.keyboard.press("Control+Shift+E");
+  const cartRow = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first();
+  await cartRow.waitFor({ state: "visible" });
+  await waitFor("the Explorer's decoration on cart.py", () =>
+    cartRow.evaluate((el) =>
+      [el, ...el.querySelectorAll("*")].some((n) => /"1"/.test(getComputedStyle(n, "::after").content)),
+    ), 15_000);
+  log("the Explorer decorates cart.py with 1");
+  await statusItem.click();
+  await changedRow.waitFor({ state: "visible" });
   await shot(page, "02-panel-changed.png");
 
   // The tooltip carries the diff summary and who changed the lines.
@@ -333,9 +417,13 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.keyboard.press("Control+End");
   await page.keyboard.type("# an unsaved note\n");
   await waitFor("editorDirty on call_7", () => harness("stale").views.find((v) => v.viewId === "call_7").editorDirty, 15_000, 500);
+  // The panel says so by itself: a dirty buffer changes neither the disk nor the status poll's
+  // fingerprint, so only the extension's own buffer listener can refresh the row.
+  await expectText(changedRow, /unsaved edits/);
   await runCommand(page, "File: Revert File");
   await waitFor("editorDirty to clear", () => !harness("stale").views.find((v) => v.viewId === "call_7").editorDirty, 15_000, 500);
-  log("an unsaved edit in the editor sets editorDirty for the harness; reverting clears it");
+  await waitFor("the panel to drop “unsaved edits”", async () => !/unsaved edits/.test(await changedRow.first().innerText()), 15_000);
+  log("an unsaved edit sets editorDirty for the harness and in the panel at once; reverting clears both");
 
   // ---- clicking the changed view opens the diff ---------------------------------------------
   // Open the view's node first, so the panel shows its unit (the method) too.
@@ -359,6 +447,8 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await runCommand(page, "fresh-ls: Show Projection");
   await page.locator(".tab", { hasText: "projection-agent-1.txt" }).first().waitFor({ state: "visible" });
   await expectText(page.locator(".editor-instance .view-lines").last(), /\[fresh-ls\]|\[E-/);
+  await expectText(page.locator(".editor-instance .view-lines").last(), /plan \S+, \d+ bytes of \d+ bytes used/);
+  await expectText(page.locator(".editor-instance .view-lines").last(), /call_7: \[fresh-ls\] call_7/);
   log("Show Projection opened the rendered projection");
   await shot(page, "05-projection.png");
 
@@ -384,24 +474,32 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   // Through the Settings editor, as a person would (code-server does not reload a settings.json
   // changed behind its back).
   await setSetting(page, "freshLs.python", noPkg);
-  const toast = page.locator(".notification-toast", { hasText: "fresh_ls is not installed" });
+  const toast = page.locator(".notification-toast", { hasText: "cannot import fresh_ls" });
   await toast.first().waitFor({ state: "visible", timeout: 30_000 });
-  await expectText(toast, /-m pip install fresh-ls/);
+  await expectText(toast, /Run “fresh-ls: Use Bundled Sidecar”/);
   await panel.locator(".monaco-list-row", { hasText: "fresh-ls is not running" }).waitFor({ state: "visible" });
   await waitFor("the first sidecar to exit", () => !alive(firstPid), 10_000);
   assert.ok(!fs.existsSync(endpointFile), "the stopped sidecar left its endpoint.json behind");
   log("settings change restarted the server; a Python without fresh_ls gets a message with the fix");
   await shot(page, "06-missing-fresh-ls.png");
 
-  await setSetting(page, "freshLs.python", PYTHON);
+  // The toast's button clears the override: the bundled sidecar comes back.
+  await toast.first().locator(".monaco-button", { hasText: "Use Bundled Sidecar" }).click();
+  await waitFor("freshLs.python cleared", () => JSON.parse(fs.readFileSync(settingsFile, "utf8"))["freshLs.python"] === undefined, 10_000);
   await waitFor("a new endpoint.json", () => fs.existsSync(endpointFile), 30_000);
   state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
   assert.notEqual(state.serverPid, firstPid);
   // The views were stored by the first sidecar (SQLite) and come back with the new one.
   await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
-  log(`restored the interpreter: a new sidecar (pid ${state.serverPid}) serves the stored views`);
+  assert.ok((environOf(state.serverPid).PYTHONPATH ?? "").startsWith(extensions));
+  log(`"Use Bundled Sidecar": a new bundled sidecar (pid ${state.serverPid}) serves the stored views`);
 
   // ---- a crashed sidecar (SIGKILL) is restarted and loses nothing it acknowledged ------------
+  // A harness holding one connection open across the crash.
+  const held = spawn(PYTHON, [path.join(here, "harness.py"), ws, "hold"], { stdio: ["pipe", "pipe", "pipe"] });
+  state.harnessServers.push(held);
+  const heldLines = lines(held.stdout);
+  assert.deepEqual(JSON.parse(await heldLines.next()), { ready: true });
   const killed = state.serverPid;
   process.kill(killed, "SIGKILL");
   await waitFor(
@@ -419,6 +517,13 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(harness("stale").views.find((v) => v.viewId === "call_7").status, "changed");
   log(`SIGKILLed the sidecar: restarted (pid ${state.serverPid}) with its views`);
+  // The row expanded before the restarts is expanded still.
+  await row("changed · method Cart.total").waitFor({ state: "visible", timeout: 15_000 });
+  held.stdin.write("stale\n");
+  const after = JSON.parse(await heldLines.next());
+  assert.equal(after.views.find((v) => v.viewId === "call_7").status, "changed");
+  held.stdin.end();
+  log("the harness's client, connected before the crash, answered after it (it reconnected by itself)");
 
   // ---- Forget Session ------------------------------------------------------------------------
   // Close the Settings editor first: it re-renders on setting changes and takes the focus back.
@@ -436,6 +541,132 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   log("Forget Session dropped agent-1's views; the panel shows its welcome text");
   await shot(page, "07-forgotten.png");
 });
+
+/** A server the harness starts itself (`fresh-ls serve --listen`), before or after the
+ * editor: the extension attaches to it. Resolves once its endpoint.json names it. */
+async function startHarnessServer(ws, label) {
+  const err = fs.openSync(path.join(ARTIFACTS, `harness-server-${label}.log`), "w");
+  const proc = spawn(PYTHON, ["-m", "fresh_ls", "serve", "--root", ws, "--listen"], { stdio: ["ignore", "ignore", err] });
+  fs.closeSync(err);
+  state.harnessServers.push(proc);
+  const endpointFile = path.join(ws, ".fresh-ls", "endpoint.json");
+  await waitFor(`the harness's server (${label}) to listen`, () => {
+    if (proc.exitCode !== null) throw new Error(`the harness's server exited with ${proc.exitCode}`);
+    try {
+      return JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid === proc.pid;
+    } catch {
+      return false;
+    }
+  }, 30_000, 100);
+  return proc;
+}
+
+function endpointPid(ws) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(ws, ".fresh-ls", "endpoint.json"), "utf8")).pid;
+  } catch {
+    return undefined;
+  }
+}
+
+test("an attached sidecar that dies is re-attached, or replaced, without a click", { timeout: TIMEOUT_S * 1000 }, async () => {
+  await cleanup(); // the first test's code-server and browser: two cores do not hold both
+  let harnessServer;
+  // No polling: whatever the panel shows comes from the server's pushes and state changes.
+  const { page, ws } = await launchWorkbench("attached", {
+    settings: { "freshLs.refreshSeconds": 0 },
+    beforeOpen: async (root) => {
+      fs.writeFileSync(path.join(root, "price.ts"), PRICE_TS);
+      harnessServer = await startHarnessServer(root, "first");
+    },
+  });
+  const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
+  const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
+  harness("observe");
+  const statusItem = page.locator(".statusbar-item", { hasText: /fresh-ls|stale/ }).first();
+  await statusItem.waitFor({ state: "visible" });
+  await statusItem.click();
+  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  assert.equal(endpointPid(ws), harnessServer.pid, "the extension started a server of its own");
+  log(`the extension attached to the harness's server (pid ${harnessServer.pid})`);
+
+  // The harness's server dies (SIGKILL: endpoint.json still names it) and the harness starts
+  // it again: the extension re-attaches by itself.
+  harnessServer.kill("SIGKILL");
+  const second = await startHarnessServer(ws, "second");
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
+  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
+  assert.equal(endpointPid(ws), second.pid, "the extension did not re-attach to the harness's new server");
+  log(`killed the harness's server: re-attached to its new one (pid ${second.pid}) without a click`);
+
+  // It dies for good: after the grace period, the extension starts a sidecar of its own (the
+  // endpoint file naming the dead pid is replaced), with the stored views.
+  second.kill("SIGKILL");
+  const own = await waitFor(
+    "a sidecar of the extension's own",
+    () => {
+      const pid = endpointPid(ws);
+      return pid && pid !== second.pid && pid !== harnessServer.pid && alive(pid) ? pid : false;
+    },
+    30_000,
+  );
+  state.serverPid = own;
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
+  assert.ok((environOf(own).PYTHONPATH ?? "").includes("bundled"), "the replacement is not the bundled sidecar");
+  // No toast was left behind by the drops it recovered from.
+  assert.equal(await page.locator(".notification-toast").count(), 0, "a toast stayed after the recovery");
+  log(`the harness's server died for good: the extension started its own (pid ${own}); no toast`);
+  await shot(page, "08-reattached.png");
+
+  // ---- what the agent saw, alone: a read-only plain-text document, no diagnostics ----------
+  harness("observe-ts");
+  fs.rmSync(path.join(ws, "price.ts"));
+  const deleted = row("deleted · call_9");
+  await deleted.waitFor({ state: "visible", timeout: 30_000 });
+  await deleted.locator(".label-name").click();
+  await page.locator(".tab", { hasText: "agent-1 saw price.ts lines 1-3" }).first().waitFor({ state: "visible" });
+  const viewDoc = page.locator(".editor-instance .view-lines").last();
+  await expectText(viewDoc, /1 │ export function price/);
+  await expectText(viewDoc, /3 │ {3}return base;/);
+  await expectText(viewDoc, /as agent session agent-1 saw it \(view call_9\); now deleted/);
+  // Give a language server the time it would take to report '}' expected, then look.
+  await page.waitForTimeout(3000);
+  await runCommand(page, "View: Focus Problems (Errors, Warnings, Infos)");
+  await expectText(page.locator(".markers-panel-container, .markers-panel").first(), /No problems have been detected/);
+  log("a deleted TypeScript view opens as plain text titled with whose view it is; Problems is empty");
+  await shot(page, "09-view-document.png");
+});
+
+/** Reads a stream line by line: `await next()` gives the next one (rejects after 30 s). */
+function lines(stream) {
+  let buffer = "";
+  const waiting = [];
+  const ready = [];
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    buffer += chunk;
+    for (let at = buffer.indexOf("\n"); at >= 0; at = buffer.indexOf("\n")) {
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 1);
+      const w = waiting.shift();
+      if (w) w(line);
+      else ready.push(line);
+    }
+  });
+  return {
+    next: () =>
+      ready.length > 0
+        ? Promise.resolve(ready.shift())
+        : new Promise((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error("no line from the held harness in 30 s")), 30_000);
+            waiting.push((line) => {
+              clearTimeout(timer);
+              resolve(line);
+            });
+          }),
+  };
+}
 
 /** Runs a command from the palette. A refresh elsewhere may steal focus and close the
  * palette as it opens, so each step is retried a few times. */

@@ -11,6 +11,9 @@ import type { LineRange } from "./protocol";
 
 export const OBSERVED_SCHEME = "fresh-ls-observed";
 export const PROJECTION_SCHEME = "fresh-ls-projection";
+/** What the agent saw, alone (a deleted, ambiguous or unreadable view): read-only, plain
+ * text, so no language server parses a fragment of code and fills Problems with it. */
+export const VIEW_SCHEME = "fresh-ls-view";
 
 export interface UriParts {
   scheme: string;
@@ -66,6 +69,55 @@ export function parseProjectionUri(parts: { query: string }): ProjectionRef {
   return { folder, session };
 }
 
+export interface ViewDocRef {
+  folder: string;
+  session: string;
+  viewId: string;
+  /** Root-relative path of the viewed file. */
+  path: string;
+  observed: LineRange;
+}
+
+/**
+ * The tab is titled with whose view it is (`agent-1 saw cart.ts lines 8-10`); the name ends
+ * with no file extension, so no language is guessed from it.
+ */
+export function viewDocUri(ref: ViewDocRef): UriParts {
+  const q = new URLSearchParams({ folder: ref.folder, session: ref.session, view: ref.viewId });
+  const name = ref.path.split("/").pop() || ref.path;
+  const title = `${ref.session} saw ${name} ${linesLabel(ref.observed)}`.replace(/[/\\]/g, "_");
+  return { scheme: VIEW_SCHEME, path: `/${title}`, query: q.toString() };
+}
+
+export function parseViewDocUri(parts: { query: string }): { folder: string; session: string; viewId: string } {
+  const q = new URLSearchParams(parts.query);
+  const folder = q.get("folder");
+  const session = q.get("session");
+  const viewId = q.get("view");
+  if (!folder || !session || !viewId) throw new Error(`not a fresh-ls view URI (query ${JSON.stringify(parts.query)})`);
+  return { folder, session, viewId };
+}
+
+/**
+ * The text of a view document: a header that says whose view it is and what became of it,
+ * then each observed line under its own line number in the file (the editor's gutter
+ * counts from 1; these are the numbers the agent's tool showed).
+ */
+export function numberedView(
+  seen: { path: string; firstLine: number; lastLine: number; text: string },
+  session: string,
+  viewId: string,
+  status?: string,
+): string {
+  const lines = splitLines(seen.text).map((l) => l.replace(/\r?\n$/, ""));
+  const width = String(Math.max(seen.firstLine + lines.length - 1, 1)).length;
+  const head =
+    `# ${seen.path} ${linesLabel(seen)} as agent session ${session} saw it (view ${viewId})` +
+    `${status ? `; now ${status}` : ""}. Read-only.\n`;
+  const body = lines.map((l, i) => `${String(seen.firstLine + i).padStart(width)} │ ${l}\n`).join("");
+  return head + body;
+}
+
 /** Splits text into lines the contract's way: a line ends at LF and keeps its ending. */
 export function splitLines(text: string): string[] {
   if (text === "") return [];
@@ -103,15 +155,46 @@ export function observedTitle(path: string, observed: LineRange, session: string
   return `${path} ${linesLabel(observed)} as ${session} saw it`;
 }
 
-/** The text of the "Show projection" document: exactly `rendered`, or a note when it is empty. */
-export function projectionText(session: string, rendered: string): string {
-  if (rendered === "") {
-    return (
-      `# fresh-ls projection for session ${session}: nothing to project ` +
-      `(every view is fresh under this policy, or the session has no views).\n`
-    );
+/** What "Show projection" needs of a `fresh/project` result. */
+export interface ProjectionSummary {
+  planId: string;
+  markers: { viewId: string; text: string }[];
+  omitted: { viewIds: string[]; path: string; name?: string; reason: string; bytes?: number }[];
+  usedBytes: number;
+  budgetBytes: number;
+  rendered: string;
+}
+
+/** The rule between the plan and the rendered text: everything after it is exactly
+ * `rendered`, byte for byte, what a harness appends at the end of the prompt. */
+export const RENDERED_RULE = "# ---- rendered: appended at the end of the prompt, exactly what follows ----\n";
+
+/**
+ * The text of the "Show projection" document: the plan (id, budget used, the marker that
+ * replaces each view's tool result, what was left out and why) as `#` lines, then `rendered`
+ * after `RENDERED_RULE`.
+ */
+export function projectionText(session: string, result: ProjectionSummary): string {
+  const head = [
+    `# fresh-ls projection for session ${session}: plan ${result.planId}, ` +
+      `${budgetLine(result.usedBytes, result.budgetBytes)} used.`,
+  ];
+  if (result.markers.length > 0) {
+    head.push("# markers (each replaces that view's tool result in the prompt):");
+    for (const m of result.markers) head.push(`#   ${m.viewId}: ${m.text.replace(/\n/g, " ")}`);
   }
-  return rendered;
+  if (result.omitted.length > 0) {
+    head.push("# left out:");
+    for (const o of result.omitted) {
+      const what = `${o.path}${o.name ? ` ${o.name}` : ""}`;
+      head.push(`#   ${what} (${o.reason}${o.bytes !== undefined ? `, ${o.bytes} bytes` : ""}) for ${o.viewIds.join(", ")}`);
+    }
+  }
+  if (result.rendered === "") {
+    head.push("# nothing to project: every view is fresh under this policy, or the session has no views.");
+    return `${head.join("\n")}\n`;
+  }
+  return `${head.join("\n")}\n${RENDERED_RULE}${result.rendered}`;
 }
 
 /** One line for the status bar or a notification: `412 bytes of 131072 bytes`. */

@@ -3,9 +3,10 @@
 
 import * as vscode from "vscode";
 import { debounce } from "./debounce";
-import { diffTitle, observedTitle, OBSERVED_SCHEME, PROJECTION_SCHEME } from "./diffdoc";
-import { statusBarText, statusBarTooltip } from "./labels";
-import { endpointClipboard, RESTART_SETTINGS, type LaunchProblem } from "./launch";
+import { DirtyBuffers } from "./dirty";
+import { diffTitle, OBSERVED_SCHEME, PROJECTION_SCHEME, VIEW_SCHEME } from "./diffdoc";
+import { logLine, statusBarText, statusBarTooltip } from "./labels";
+import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
 import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
 import { ClientMethods, type LineRange, type StaleView } from "./protocol";
 import {
@@ -13,10 +14,13 @@ import {
   observedDocUri,
   ProjectionProvider,
   projectionDocUri,
+  StaleFileDecorations,
   StaleLensProvider,
+  ViewDocProvider,
+  viewDocumentUri,
 } from "./providers";
-import { FolderServer, onPythonInterpreterChange, readEndpoint } from "./server";
-import { settings } from "./settings";
+import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
+import { clearPythonOverride, settings } from "./settings";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
@@ -42,16 +46,24 @@ class Controller {
   private readonly tree = new AgentViewsProvider(this.model);
   private readonly observed = new ObservedProvider((k) => this.servers.get(k));
   private readonly projection = new ProjectionProvider((k) => this.servers.get(k));
+  private readonly viewDocs = new ViewDocProvider((k) => this.servers.get(k));
   private readonly lenses = new StaleLensProvider(this.model);
+  private readonly decorations = new StaleFileDecorations(this.model);
   private readonly statusItem = vscode.window.createStatusBarItem("freshLs.status", vscode.StatusBarAlignment.Left, 50);
   private readonly refreshers = new Map<string, ReturnType<typeof debounce<[]>>>();
   private readonly fingerprints = new Map<string, string>();
   private readonly shownProblems = new Set<string>();
+  private readonly dirtyBuffers = new DirtyBuffers();
   private pollTimer?: ReturnType<typeof setInterval>;
   private readonly restartAll = debounce(() => void this.restart(), 1000);
+  private treeView?: vscode.TreeView<Node>;
+  /** The sidecar shipped in the .vsix (`bundled/`), absent in a development build. */
+  private readonly bundle: Bundle | undefined;
 
   constructor(context: vscode.ExtensionContext) {
+    this.bundle = readBundle(context.extensionPath);
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
+    this.treeView = treeView;
     this.statusItem.name = "fresh-ls stale views";
     this.statusItem.command = Commands.focusPanel;
     this.updateStatusBar();
@@ -62,13 +74,18 @@ class Controller {
     context.subscriptions.push(
       this.output,
       treeView,
+      this.tree.track(treeView),
       this.tree,
       this.observed,
       this.projection,
+      this.viewDocs,
       this.lenses,
+      this.decorations,
+      vscode.window.registerFileDecorationProvider(this.decorations),
       this.statusItem,
       vscode.workspace.registerTextDocumentContentProvider(OBSERVED_SCHEME, this.observed),
       vscode.workspace.registerTextDocumentContentProvider(PROJECTION_SCHEME, this.projection),
+      vscode.workspace.registerTextDocumentContentProvider(VIEW_SCHEME, this.viewDocs),
       vscode.languages.registerCodeLensProvider({ scheme: "file" }, this.lenses),
       reg(Commands.refresh, () => this.refreshAll()),
       reg(Commands.restart, () => this.restart()),
@@ -76,15 +93,20 @@ class Controller {
       reg(Commands.showProjection, (node?: Node) => this.showProjection(node)),
       reg(Commands.copyEndpoint, (node?: Node) => this.copyEndpoint(node)),
       reg(Commands.forgetSession, (node?: Node) => this.forgetSession(node)),
+      reg(Commands.useBundled, () => this.useBundled()),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
-          this.output.appendLine("settings changed: restarting the fresh-ls servers (debounced)");
+          this.output.appendLine(logLine("settings changed: restarting the fresh-ls servers (debounced)"));
           this.restartAll();
         }
         if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
       }),
       vscode.workspace.onDidChangeWorkspaceFolders((e) => void this.foldersChanged(e)),
+      // editorDirty, pushed: a buffer going dirty or clean refreshes its folder's rows at once.
+      vscode.workspace.onDidChangeTextDocument((e) => this.bufferChanged(e.document)),
+      vscode.workspace.onDidSaveTextDocument((d) => this.bufferChanged(d)),
+      vscode.workspace.onDidCloseTextDocument((d) => this.bufferChanged(d, true)),
       { dispose: () => this.restartAll.cancel() },
     );
     this.schedulePoll();
@@ -97,7 +119,7 @@ class Controller {
         (f) => !!settings(f).python,
       );
       if (!usesSetting) {
-        this.output.appendLine("the Python extension's interpreter changed: restarting (debounced)");
+        this.output.appendLine(logLine("the Python extension's interpreter changed: restarting (debounced)"));
         this.restartAll();
       }
     });
@@ -115,7 +137,7 @@ class Controller {
       onState: (s) => this.serverStateChanged(s),
       onInvalidate: (s) => this.refresher(s.key)(),
       onProblem: (s, p) => void this.showProblem(s, p),
-    });
+    }, this.bundle);
     this.servers.set(server.key, server);
     this.model.upsert(this.folderState(server));
     this.tree.refresh();
@@ -157,21 +179,34 @@ class Controller {
     }
     this.tree.refresh();
     this.lenses.refresh();
+    this.decorations.refresh();
     this.updateStatusBar();
   }
 
   private async showProblem(server: FolderServer, problem: LaunchProblem): Promise<void> {
     if (this.shownProblems.has(server.key)) return;
     this.shownProblems.add(server.key);
-    const actions = ["Open Settings", ...(problem.fix ? ["Copy Install Command"] : []), "Show Output"];
-    const choice = await vscode.window.showErrorMessage(problem.message, ...actions);
-    if (choice === "Open Settings") {
+    const titles: Record<LaunchAction, string> = {
+      useBundled: "Use Bundled Sidecar",
+      openSettings: "Open Settings",
+      showOutput: "Show Output",
+    };
+    const actions = (problem.actions ?? ["openSettings", "showOutput"]).filter((a) => a !== "useBundled" || this.bundle);
+    const choice = await vscode.window.showErrorMessage(problem.message, ...actions.map((a) => titles[a]));
+    if (choice === titles.useBundled) {
+      await this.useBundled();
+    } else if (choice === titles.openSettings) {
       await vscode.commands.executeCommand("workbench.action.openSettings", "freshLs.python");
-    } else if (choice === "Copy Install Command" && problem.fix) {
-      await vscode.env.clipboard.writeText(problem.fix);
-    } else if (choice === "Show Output") {
+    } else if (choice === titles.showOutput) {
       this.output.show(true);
     }
+  }
+
+  /** Clears `freshLs.python` wherever it is set, so the sidecar bundled in the .vsix runs (the
+   * settings change restarts the servers). */
+  private async useBundled(): Promise<void> {
+    await clearPythonOverride();
+    this.output.appendLine(logLine("freshLs.python cleared: using the bundled sidecar"));
   }
 
   private async restart(): Promise<void> {
@@ -180,6 +215,16 @@ class Controller {
   }
 
   // ---- refreshing ----------------------------------------------------------------------------
+
+  /** A buffer that went dirty or clean (typed in, saved, reverted, closed): its folder's
+   * views change `editorDirty`, which the server does not push (no file changed). The
+   * refresh is debounced, so the language client's didChange reaches the server first. */
+  private bufferChanged(doc: vscode.TextDocument, closed = false): void {
+    if (doc.uri.scheme !== "file") return;
+    if (!this.dirtyBuffers.update(doc.uri.toString(), !closed && doc.isDirty)) return;
+    const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
+    if (folder && this.servers.has(folder.uri.toString())) this.refresher(folder.uri.toString())();
+  }
 
   private refresher(folder: string): () => void {
     let fn = this.refreshers.get(folder);
@@ -207,13 +252,15 @@ class Controller {
       this.fingerprints.set(folder, fingerprint(status.sessions));
       this.model.setSnapshot(folder, status, views);
     } catch (err) {
-      this.output.appendLine(`refresh ${server.folder.name}: ${err instanceof Error ? err.message : String(err)}`);
+      this.output.appendLine(logLine(`refresh ${server.folder.name}: ${err instanceof Error ? err.message : String(err)}`));
       return;
     }
     this.tree.refresh();
     this.lenses.refresh();
+    this.decorations.refresh();
     this.observed.refresh(folder);
     this.projection.refresh();
+    this.viewDocs.refresh();
     this.updateStatusBar();
   }
 
@@ -248,8 +295,13 @@ class Controller {
     const stale = this.model.staleCount();
     this.statusItem.text = statusBarText(stale, running);
     this.statusItem.tooltip = statusBarTooltip(stale, this.model.sessionCount(), running);
+    // The count on the activity-bar icon, as Source Control counts changes.
+    if (this.treeView) {
+      this.treeView.badge =
+        running && stale > 0 ? { value: stale, tooltip: `${stale} stale agent ${stale === 1 ? "view" : "views"}` } : undefined;
+    }
     this.statusItem.backgroundColor =
-      running && stale > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
+      running && this.model.attentionCount() > 0 ? new vscode.ThemeColor("statusBarItem.warningBackground") : undefined;
   }
 
   // ---- commands ------------------------------------------------------------------------------
@@ -282,9 +334,11 @@ class Controller {
     } else if (plan.kind === "file") {
       await vscode.window.showTextDocument(fileUri, { preview: true, selection: toRange(plan.select) });
     } else {
-      const doc = await vscode.workspace.openTextDocument(observedDocUri({ ...ref, alone: true }));
+      // Plain text whatever the file's language: a fragment of code (a deleted TypeScript
+      // view) must not reach a language server and show as errors in Problems.
+      let doc = await vscode.workspace.openTextDocument(viewDocumentUri({ ...ref, observed: view.observed }));
+      if (doc.languageId !== "plaintext") doc = await vscode.languages.setTextDocumentLanguage(doc, "plaintext");
       await vscode.window.showTextDocument(doc, { preview: true });
-      void vscode.window.setStatusBarMessage(observedTitle(view.path, view.observed, target.session), 5000);
     }
   }
 
@@ -392,8 +446,9 @@ function caretAt(r: LineRange): vscode.Range {
   return new vscode.Range(line, 0, line, 0);
 }
 
+/** Lines `firstLine..lastLine`, whole: from the first one's start to the start of the line
+ * after the last (VS Code clamps it at the end of the file). An empty range is a caret. */
 function toRange(r: LineRange): vscode.Range {
   const first = Math.max(0, r.firstLine - 1);
-  const last = Math.max(first, r.lastLine - 1);
-  return new vscode.Range(first, 0, last, 0);
+  return new vscode.Range(first, 0, Math.max(first, r.lastLine), 0);
 }

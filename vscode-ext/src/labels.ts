@@ -196,6 +196,14 @@ export function statusBarTooltip(stale: number, sessions: number, running: boole
 }
 
 /** The CodeLens title on a definition that a session saw in an older version. */
-export function lensTitle(session: string): string {
-  return `agent ${session} saw an older version · Show diff`;
+export function lensTitle(sessions: string | readonly string[]): string {
+  const who = typeof sessions === "string" ? [sessions] : sessions;
+  const agents = who.length === 1 ? `agent ${who[0]}` : `agents ${who.join(", ")}`;
+  return `${agents} saw an older version · Show diff`;
+}
+
+/** One output-channel line in the language client's own style (`[Info  - 5:36:07 AM] …`), so
+ * the extension's lines and the client's read as one log. */
+export function logLine(message: string, at: Date = new Date(), level: "Info" | "Warn" | "Error" = "Info"): string {
+  return `[${level.padEnd(5)} - ${at.toLocaleTimeString()}] ${message}`;
 }

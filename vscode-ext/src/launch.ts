@@ -1,31 +1,83 @@
-// How the sidecar is launched: the interpreter, its arguments, the options sent in
-// `initialize`, the endpoint file, and the message when `fresh_ls` is missing.
+// How the sidecar is launched: which interpreter (an override, a workspace venv, the Python
+// extension's, or the sidecar bundled in the .vsix), its arguments and environment, the
+// options sent in `initialize`, the endpoint file, and the message when none works.
 // Pure: no `vscode` import.
 
 import type { Endpoint, InitializationOptions, Policy } from "./protocol";
 
-export type InterpreterSource = "setting" | "python extension" | "default";
+export type InterpreterSource = "setting" | "workspace venv" | "python extension" | "bundled";
 
 export interface Interpreter {
   command: string;
   source: InterpreterSource;
+  /** Added to the sidecar's environment (and its check's). */
+  env: Record<string, string>;
+}
+
+/** `bundled/bundle.json`, written by `scripts/bundle_sidecar.py` next to `bundled/libs`. */
+export interface Bundle {
+  /** `bundled/libs`, absolute. */
+  libs: string;
+  /** The CPython `major.minor` its compiled modules are built for, e.g. "3.11". */
+  python: string;
 }
 
 export const DEFAULT_PYTHON = "python3";
 
+/** Every interpreter runs with the opened folder kept off `sys.path` (PYTHONSAFEPATH, 3.11+):
+ * the sidecar starts with the folder as its working directory, and a folder holding a
+ * `fresh_ls/` directory (a fresh-ls clone, or a hostile repository) must not decide which
+ * code runs. An interpreter finds fresh_ls "on its own" only through its installed packages. */
+const SAFE_PATH = { PYTHONSAFEPATH: "1" } as const;
+
+/** The virtualenvs of a folder that may hold fresh_ls (checked in this order). */
+export function venvPythons(root: string): string[] {
+  return [".venv", "venv"].map((d) => `${root}/${d}/bin/python`);
+}
+
 /**
- * `freshLs.python` when set, else the Python extension's active interpreter when that
- * extension is installed and names one, else `python3`.
+ * The interpreters to try, in order; the first whose check passes runs the sidecar.
+ * `freshLs.python`, when set, is the only one: an override is never second-guessed. Else a
+ * workspace virtualenv, then the Python extension's active interpreter, each only when it
+ * imports fresh_ls on its own; then the sidecar bundled in the extension (`python3.X` for the
+ * version it was built for, then `python3`, with `PYTHONPATH=bundled/libs`). Without a bundle
+ * (a development build), plain `python3`.
  */
-export function chooseInterpreter(
-  setting: string | undefined,
-  fromPythonExtension: string | undefined,
+export function interpreterCandidates(
+  input: {
+    setting?: string;
+    /** Workspace virtualenv interpreters that exist. */
+    venvs?: readonly string[];
+    fromPythonExtension?: string;
+    bundle?: Bundle;
+  },
   vars: { workspaceFolder: string; home: string },
-): Interpreter {
-  const configured = setting?.trim();
-  if (configured) return { command: expandVariables(configured, vars), source: "setting" };
-  if (fromPythonExtension?.trim()) return { command: fromPythonExtension.trim(), source: "python extension" };
-  return { command: DEFAULT_PYTHON, source: "default" };
+): Interpreter[] {
+  const configured = input.setting?.trim();
+  if (configured) return [{ command: expandVariables(configured, vars), source: "setting", env: { ...SAFE_PATH } }];
+  const out: Interpreter[] = [];
+  for (const v of input.venvs ?? []) out.push({ command: v, source: "workspace venv", env: { ...SAFE_PATH } });
+  const ext = input.fromPythonExtension?.trim();
+  if (ext && !out.some((c) => c.command === ext)) out.push({ command: ext, source: "python extension", env: { ...SAFE_PATH } });
+  const bundle = input.bundle;
+  if (bundle) {
+    const env = { ...SAFE_PATH, PYTHONPATH: bundle.libs, PYTHONNOUSERSITE: "1" };
+    out.push({ command: `python${bundle.python}`, source: "bundled", env });
+    out.push({ command: DEFAULT_PYTHON, source: "bundled", env });
+  } else {
+    out.push({ command: DEFAULT_PYTHON, source: "bundled", env: { ...SAFE_PATH } });
+  }
+  return out;
+}
+
+/** Parses `bundle.json`; undefined when it is not one. */
+export function parseBundle(text: string, libs: string): Bundle | undefined {
+  try {
+    const data = JSON.parse(text) as { python?: unknown };
+    return typeof data.python === "string" && /^\d+\.\d+$/.test(data.python) ? { libs, python: data.python } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `${workspaceFolder}`, `${userHome}` and a leading `~`, as in VS Code settings. */
@@ -40,54 +92,84 @@ export function serverArgs(root: string, extra: readonly string[] = []): string[
   return ["-m", "fresh_ls", "serve", "--root", root, "--stdio", "--listen", ...extra];
 }
 
-/** Run before launching: prints the version, or fails when `fresh_ls` is not importable. */
-export const CHECK_ARGS: readonly string[] = ["-c", "import fresh_ls, sys; sys.stdout.write(fresh_ls.__version__)"];
+/** Run before launching: prints fresh_ls's version and the interpreter's `major.minor`, or
+ * fails when `fresh_ls` is not importable. The version matters for the bundle, whose compiled
+ * modules load only in the CPython they were built for. */
+export const CHECK_ARGS: readonly string[] = [
+  "-c",
+  "import fresh_ls, sys; sys.stdout.write(fresh_ls.__version__ + ' %d.%d' % sys.version_info[:2])",
+];
 
 export interface CheckFailure {
   /** `ENOENT` when the interpreter itself was not found. */
   code?: string | number | null;
   stderr?: string;
+  /** The interpreter's `major.minor`, when it ran but is not the bundle's. */
+  python?: string;
 }
+
+/** What a passing check printed: fresh_ls's version, or a failure for a bundle-version mismatch. */
+export function checkOutput(
+  interp: Interpreter,
+  stdout: string,
+  bundle?: Bundle,
+): { ok: true; version: string } | { ok: false; failure: CheckFailure } {
+  const [version = "", python = ""] = stdout.trim().split(/\s+/);
+  if (interp.source === "bundled" && bundle && python !== bundle.python) {
+    return { ok: false, failure: { code: "version", python } };
+  }
+  return { ok: true, version };
+}
+
+/** What the user can do about a launch problem, as buttons. */
+export type LaunchAction = "useBundled" | "openSettings" | "showOutput";
 
 export interface LaunchProblem {
   message: string;
-  /** The shell command that fixes it, when there is one. */
-  fix?: string;
+  actions?: LaunchAction[];
 }
 
-function quote(arg: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
+/** The command title that clears `freshLs.python` (package.json declares it). */
+export const USE_BUNDLED_TITLE = "fresh-ls: Use Bundled Sidecar";
+const OVERRIDE_HINT =
+  `Run “${USE_BUNDLED_TITLE}” to clear the setting and use the sidecar that ships with the ` +
+  "extension, or set freshLs.python to an interpreter that has fresh_ls (in a fresh-ls clone, " +
+  "`make` creates `.venv/bin/python`).";
 
-/** The message shown when the check fails: what is wrong and how to fix it. */
-export function launchProblem(interp: Interpreter, failure: CheckFailure): LaunchProblem {
-  const where =
-    interp.source === "setting"
-      ? "the interpreter set in freshLs.python"
-      : interp.source === "python extension"
-        ? "the Python extension's active interpreter"
-        : "the default interpreter";
-  if (failure.code === "ENOENT") {
-    return {
-      message:
-        `fresh-ls: ${where} (${interp.command}) was not found. ` +
-        `Set freshLs.python to a Python 3.11+ interpreter that has the fresh-ls package.`,
-    };
-  }
+/**
+ * The message shown when no candidate passed: what is wrong and a command that fixes it.
+ * `interp` is the last candidate tried: the override, or the bundled sidecar's `python3`.
+ * No message suggests `pip install fresh-ls`: that name is not a published package.
+ */
+export function launchProblem(interp: Interpreter, failure: CheckFailure, bundle?: Bundle): LaunchProblem {
   const stderr = (failure.stderr ?? "").trim();
-  if (/ModuleNotFoundError|No module named/.test(stderr)) {
-    const fix = `${quote(interp.command)} -m pip install fresh-ls`;
+  const last = stderr.split("\n").filter(Boolean).pop() ?? `exit code ${String(failure.code)}`;
+  if (interp.source === "setting") {
+    const what =
+      failure.code === "ENOENT"
+        ? "was not found"
+        : /ModuleNotFoundError|No module named/.test(stderr)
+          ? "cannot import fresh_ls"
+          : `cannot import fresh_ls (${last})`;
     return {
-      message:
-        `fresh-ls: the package fresh_ls is not installed for ${where} (${interp.command}). ` +
-        `Install it with \`${fix}\` (or \`pip install -e .\` in a fresh-ls clone), ` +
-        `or set freshLs.python to an interpreter that has it.`,
-      fix,
+      message: `fresh-ls: the interpreter set in freshLs.python (${interp.command}) ${what}. ${OVERRIDE_HINT}`,
+      actions: ["useBundled", "openSettings", "showOutput"],
     };
   }
-  const last = stderr.split("\n").filter(Boolean).pop() ?? `exit code ${String(failure.code)}`;
+  const need = bundle ? `CPython ${bundle.python}` : "Python 3.11+";
+  const names = bundle ? `neither python${bundle.python} nor ${DEFAULT_PYTHON} is` : `${DEFAULT_PYTHON} is not`;
+  const found =
+    failure.code === "ENOENT"
+      ? `${names} on PATH`
+      : failure.code === "version"
+        ? `${interp.command} is Python ${failure.python ?? "?"}`
+        : `${interp.command} failed: ${last}`;
   return {
-    message: `fresh-ls: ${where} (${interp.command}) cannot import fresh_ls: ${last}`,
+    message:
+      `fresh-ls: the sidecar bundled with the extension needs ${need}, but ${found}. ` +
+      `Install ${need} and run “fresh-ls: Restart Server”, or set freshLs.python to an ` +
+      "interpreter that has fresh_ls (in a fresh-ls clone, `make` creates `.venv/bin/python`).",
+    actions: ["openSettings", "showOutput"],
   };
 }
 

@@ -67,6 +67,7 @@ export const Commands = {
   copyEndpoint: "freshLs.copyEndpoint",
   forgetSession: "freshLs.forgetSession",
   openView: "freshLs.openView",
+  useBundled: "freshLs.useBundledSidecar",
   focusPanel: "freshLs.views.focus",
 } as const;
 
@@ -129,6 +130,17 @@ export class PanelModel {
 
   view(folder: string, session: string, viewId: string): StaleView | undefined {
     return this.folders.get(folder)?.views.get(session)?.find((v) => v.viewId === viewId);
+  }
+
+  /** Views whose code changed, went or cannot be placed (not `fresh`, not `moved`: a moved
+   * view still holds the current text, only at other line numbers): what turns the status
+   * bar yellow. */
+  attentionCount(): number {
+    let n = 0;
+    for (const f of this.folders.values()) {
+      for (const views of f.views.values()) n += views.filter((v) => v.status !== "fresh" && v.status !== "moved").length;
+    }
+    return n;
   }
 
   /** Stale views over every running folder (what the status bar shows). */
@@ -317,12 +329,17 @@ export function sortViews(views: StaleView[]): StaleView[] {
       rank(b.status) - rank(a.status) ||
       a.path.localeCompare(b.path) ||
       a.observed.firstLine - b.observed.firstLine ||
-      a.viewId.localeCompare(b.viewId),
+      naturalCompare(a.viewId, b.viewId),
   );
 }
 
+/** `call_9` before `call_10`: ids and session names carry counters, compared as numbers. */
+export function naturalCompare(a: string, b: string): number {
+  return a.localeCompare(b, "en", { numeric: true }) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 export function sortSessions(sessions: SessionSummary[]): SessionSummary[] {
-  return [...sessions].sort((a, b) => a.session.localeCompare(b.session));
+  return [...sessions].sort((a, b) => naturalCompare(a.session, b.session));
 }
 
 /** What a click on a view or unit opens. */
@@ -375,28 +392,45 @@ export interface LensSpec {
  */
 export function lensesFor(folder: FolderState | undefined, relPath: string): LensSpec[] {
   if (!folder) return [];
-  const out: LensSpec[] = [];
-  const seen = new Set<string>();
-  const sessions = Array.from(folder.views.keys()).sort();
+  // One lens per definition, whatever the number of views and sessions that saw it older:
+  // keyed by its name (and kind), at the first line any of its units is at now.
+  const byDef = new Map<string, { spec: LensSpec; sessions: string[] }>();
+  const sessions = Array.from(folder.views.keys()).sort(naturalCompare);
   for (const session of sessions) {
     for (const view of sortViews(folder.views.get(session) ?? [])) {
       if (view.path !== relPath) continue;
       for (const unit of view.units) {
         if (unit.kind !== "symbol" || unit.status !== "changed" || !unit.current) continue;
-        const key = `${session}\u0000${unit.name ?? ""}\u0000${unit.current.firstLine}`;
-        if (seen.has(key)) continue;
-        seen.add(key);
-        out.push({
-          line: unit.current.firstLine,
-          session,
-          viewId: view.viewId,
-          unitId: unit.unitId,
-          title: lensTitle(session),
-        });
+        const key = unit.name ?? unit.unitId;
+        const found = byDef.get(key);
+        if (!found) {
+          byDef.set(key, {
+            spec: { line: unit.current.firstLine, session, viewId: view.viewId, unitId: unit.unitId, title: "" },
+            sessions: [session],
+          });
+          continue;
+        }
+        found.spec.line = Math.min(found.spec.line, unit.current.firstLine);
+        if (!found.sessions.includes(session)) found.sessions.push(session);
       }
     }
   }
-  return out.sort((a, b) => a.line - b.line || a.session.localeCompare(b.session));
+  const out = Array.from(byDef.values(), ({ spec, sessions: who }) => ({ ...spec, title: lensTitle(who) }));
+  return out.sort((a, b) => a.line - b.line || naturalCompare(a.session, b.session));
+}
+
+/** Files with views that need attention (not fresh, not moved), with how many: the Explorer
+ * decorates them. Keyed by root-relative path. */
+export function staleFiles(folder: FolderState | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!folder) return out;
+  for (const views of folder.views.values()) {
+    for (const v of views) {
+      if (v.status === "fresh" || v.status === "moved") continue;
+      out.set(v.path, (out.get(v.path) ?? 0) + 1);
+    }
+  }
+  return out;
 }
 
 /** The root-relative path with `/` separators of an absolute path inside `root`, else undefined. */

@@ -57,6 +57,12 @@ export const OmissionReasonValues: readonly OmissionReason[] = [
   "unreadable",
 ];
 
+export type Placement = "end" | "anchored";
+export const PlacementValues: readonly Placement[] = [
+  "end",
+  "anchored",
+];
+
 export type Policy = "stale" | "all";
 export const PolicyValues: readonly Policy[] = [
   "stale",

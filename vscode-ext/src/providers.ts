@@ -3,8 +3,13 @@
 
 import * as vscode from "vscode";
 import {
+  numberedView,
   OBSERVED_SCHEME,
+  parseViewDocUri,
   PROJECTION_SCHEME,
+  VIEW_SCHEME,
+  viewDocUri,
+  type ViewDocRef,
   observedUri,
   parseObservedUri,
   parseProjectionUri,
@@ -14,7 +19,7 @@ import {
   type ObservedRef,
   type ProjectionRef,
 } from "./diffdoc";
-import { Commands, currentRange, lensesFor, relativePath, type PanelModel, type ViewTarget } from "./model";
+import { Commands, currentRange, lensesFor, relativePath, staleFiles, type PanelModel, type ViewTarget } from "./model";
 import { ClientMethods } from "./protocol";
 import type { FolderServer } from "./server";
 import { settings } from "./settings";
@@ -68,6 +73,37 @@ export class ObservedProvider implements vscode.TextDocumentContentProvider {
   }
 }
 
+/** `fresh-ls-view:` — what the agent saw, alone, numbered with the observed lines. */
+export class ViewDocProvider implements vscode.TextDocumentContentProvider {
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly servers: ServerLookup) {}
+
+  refresh(): void {
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.uri.scheme === VIEW_SCHEME) this.changed.fire(doc.uri);
+    }
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref = parseViewDocUri(uri);
+    const server = this.servers(ref.folder);
+    if (!server) throw new Error(`fresh-ls: no server for ${ref.folder}`);
+    const seen = await server.request(ClientMethods.viewText, { session: ref.session, viewId: ref.viewId });
+    const stale = await server.request(ClientMethods.stale, { session: ref.session, viewIds: [ref.viewId] }).catch(() => undefined);
+    return numberedView(seen, ref.session, ref.viewId, stale?.views[0]?.status);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+export function viewDocumentUri(ref: ViewDocRef): vscode.Uri {
+  return toUri(viewDocUri(ref));
+}
+
 /** `fresh-ls-projection:` — the rendered projection of a session. */
 export class ProjectionProvider implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
@@ -91,7 +127,7 @@ export class ProjectionProvider implements vscode.TextDocumentContentProvider {
       ...(budgetBytes !== null ? { budgetBytes } : {}),
       policy,
     });
-    return projectionText(ref.session, result.rendered);
+    return projectionText(ref.session, result);
   }
 
   dispose(): void {
@@ -105,6 +141,37 @@ export function observedDocUri(ref: ObservedRef): vscode.Uri {
 
 export function projectionDocUri(ref: ProjectionRef): vscode.Uri {
   return toUri(projectionUri(ref));
+}
+
+/** The Explorer's mark on files that agents saw in an older version: the count of such
+ * views as a badge, in the warning colour. */
+export class StaleFileDecorations implements vscode.FileDecorationProvider {
+  private readonly changed = new vscode.EventEmitter<undefined>();
+  readonly onDidChangeFileDecorations = this.changed.event;
+
+  constructor(private readonly model: PanelModel) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  provideFileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined {
+    if (uri.scheme !== "file") return undefined;
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    if (!folder) return undefined;
+    const rel = relativePath(folder.uri.fsPath, uri.fsPath);
+    const n = rel ? staleFiles(this.model.get(folder.uri.toString())).get(rel) : undefined;
+    if (!n) return undefined;
+    return new vscode.FileDecoration(
+      n > 99 ? "99" : String(n),
+      `${n} agent ${n === 1 ? "view" : "views"} of this file went stale`,
+      new vscode.ThemeColor("editorWarning.foreground"),
+    );
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
 }
 
 /** "agent <session> saw an older version · Show diff" above such definitions. */

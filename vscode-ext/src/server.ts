@@ -10,6 +10,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   RevealOutputChannelOn,
   State,
@@ -19,12 +21,16 @@ import {
 } from "vscode-languageclient/node";
 import {
   CHECK_ARGS,
-  chooseInterpreter,
+  checkOutput,
   initializationOptions,
+  interpreterCandidates,
   launchProblem,
   parseAddress,
+  parseBundle,
   parseEndpoint,
   serverArgs,
+  venvPythons,
+  type Bundle,
   type CheckFailure,
   type Interpreter,
   type LaunchProblem,
@@ -39,6 +45,8 @@ import {
   type ParamsOf,
   type ResultOf,
 } from "./protocol";
+import { logLine } from "./labels";
+import { crashLoop, gaveUpMessage, mayStartOwn, recoveryDelay } from "./recovery";
 import { settings } from "./settings";
 
 const CHECK_TIMEOUT_MS = 30_000;
@@ -56,14 +64,20 @@ export class FolderServer {
   version?: string;
   /** True when attached to a server someone else started (through its endpoint). */
   attached = false;
-  private client?: LanguageClient;
+  private client?: QuietLanguageClient;
   private childPid?: number;
   private starting?: Promise<void>;
+  /** Bumped by every asked-for stop: a recovery in progress for an older one gives up. */
+  private epoch = 0;
+  private recovering = false;
+  /** When the server stopped unasked, recently (for crash-loop detection). */
+  private readonly stops: number[] = [];
 
   constructor(
     readonly folder: vscode.WorkspaceFolder,
     private readonly output: vscode.OutputChannel,
     private readonly events: ServerEvents,
+    private readonly bundle?: Bundle,
   ) {}
 
   get key(): string {
@@ -85,27 +99,30 @@ export class FolderServer {
   }
 
   private log(message: string): void {
-    this.output.appendLine(`[${new Date().toISOString()}] ${this.folder.name}: ${message}`);
+    this.output.appendLine(logLine(`${this.folder.name}: ${message}`));
   }
 
   start(): Promise<void> {
-    this.starting ??= this.doStart().finally(() => {
+    this.starting ??= this.doStart({}).then(
+      (problem) => {
+        if (problem) {
+          this.setState("failed", problem.message);
+          this.events.onProblem(this, problem);
+        }
+      },
+    ).finally(() => {
       this.starting = undefined;
     });
     return this.starting;
   }
 
-  private async doStart(): Promise<void> {
+  /** Attaches to the root's live server, else starts one (unless `attachOnly`): undefined
+   * once running, else what went wrong. */
+  private async doStart(opts: { attachOnly?: boolean }): Promise<LaunchProblem | undefined> {
     this.setState("starting");
     const config = settings(this.folder);
-    const interp = chooseInterpreter(config.python || undefined, await pythonFromExtension(this.folder.uri), {
-      workspaceFolder: this.root,
-      home: os.homedir(),
-    });
-    this.interpreter = interp;
-    this.log(`interpreter ${interp.command} (from ${interp.source})`);
-
     const live = await liveEndpoint(this.endpointFile());
+    if (!live && opts.attachOnly) return { message: "no live server on the root yet" };
     let serverOptions: ServerOptions;
     let token: string | undefined;
     if (live) {
@@ -114,21 +131,20 @@ export class FolderServer {
       token = live.token;
       serverOptions = () => connect(live);
     } else {
-      const check = await checkInterpreter(interp.command, this.root);
-      if (!check.ok) {
-        const problem = launchProblem(interp, check.failure);
-        this.log(problem.message);
-        this.setState("failed", problem.message);
-        this.events.onProblem(this, problem);
-        return;
+      const found = await this.findInterpreter(config.python);
+      if (!found.ok) {
+        this.log(found.problem.message);
+        return found.problem;
       }
-      this.version = check.version;
+      const interp = found.interpreter;
+      this.interpreter = interp;
+      this.version = found.version;
       this.attached = false;
       const extra = config.serverArgs;
       serverOptions = {
         command: interp.command,
         args: serverArgs(this.root, extra),
-        options: { cwd: this.root, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+        options: { cwd: this.root, env: { ...process.env, PYTHONUNBUFFERED: "1", ...interp.env } },
       };
     }
 
@@ -146,8 +162,18 @@ export class FolderServer {
         this.log(`initialize failed: ${String(err)}`);
         return false;
       },
+      // The extension restarts or re-attaches by itself (recover()), with backoff, for a
+      // server it started and one it attached to alike; the client's own restart would
+      // reconnect to a dead endpoint and leave toasts behind.
+      errorHandler: {
+        error: (_err, _msg, count) => ({
+          action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+          handled: true,
+        }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+      },
     };
-    const client = new LanguageClient(
+    const client = new QuietLanguageClient(
       `freshLs.${this.folder.index}`,
       `fresh-ls (${this.folder.name})`,
       serverOptions,
@@ -159,38 +185,115 @@ export class FolderServer {
     });
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
-      if (e.newState === State.Stopped && this.state === "running") {
-        this.setState("stopped", "the fresh-ls server stopped; run “fresh-ls: Restart Server”");
-      } else if (e.newState === State.Running && this.state === "stopped" && !this.starting) {
-        // vscode-languageclient restarted a crashed server by itself.
-        this.log("the server was restarted after a crash");
-        this.setState("running");
-      }
+      if (e.newState === State.Stopped && this.state === "running") void this.recover();
     });
     try {
       await client.start();
       // The server writes its endpoint before it serves stdio, so it is there by now.
-      const pid = this.attached ? undefined : (await readEndpoint(this.endpointFile()))?.pid;
-      this.childPid = pid;
-      this.log(this.attached ? "attached" : `started (pid ${pid ?? "?"})`);
+      const ep = await readEndpoint(this.endpointFile());
+      this.childPid = this.attached ? undefined : ep?.pid;
+      this.log(this.attached ? `attached (pid ${live?.pid ?? "?"})` : `started (pid ${ep?.pid ?? "?"})`);
       this.setState("running");
+      return undefined;
     } catch (err) {
       const message = `fresh-ls: the server did not start for ${this.folder.name}: ${errorText(err)}. See the “fresh-ls” output.`;
       this.log(message);
       if (this.client === client) this.client = undefined;
       await client.dispose(2000).catch(() => undefined);
-      this.setState("failed", message);
-      this.events.onProblem(this, { message });
+      return { message };
     }
   }
 
+  /**
+   * The server stopped without being asked: re-attach or restart, with backoff (recovery.ts),
+   * without a toast per try; one plain message if it gives up. A server someone else started
+   * gets a grace period to come back before the extension starts its own.
+   */
+  private async recover(): Promise<void> {
+    if (this.recovering) return;
+    this.recovering = true;
+    const epoch = this.epoch;
+    const wasAttached = this.attached;
+    const since = Date.now();
+    const old = this.client;
+    this.client = undefined;
+    this.childPid = undefined;
+    void old?.dispose(1000).catch(() => undefined);
+    const loop = crashLoop(this.stops, since);
+    this.log(`the server stopped unasked (${wasAttached ? "attached" : "started here"}): ${loop ? "a crash loop, not retrying" : "recovering"}`);
+    let last: string | undefined;
+    let attempt = 0;
+    try {
+      for (; !loop; attempt++) {
+        const delay = recoveryDelay(attempt);
+        if (delay === undefined) break;
+        this.setState("starting", `restarting (try ${attempt + 1})`);
+        await new Promise((r) => setTimeout(r, delay));
+        if (this.epoch !== epoch) return; // a stop or restart was asked for meanwhile
+        const attachOnly = !mayStartOwn(wasAttached, Date.now() - since);
+        // Tracked as `starting`, so a stop asked for meanwhile waits for it and then stops it.
+        const run = this.doStart({ attachOnly });
+        this.starting = run.then(() => undefined);
+        const problem = await run.finally(() => {
+          this.starting = undefined;
+        });
+        if (this.epoch !== epoch) return;
+        if (!problem) {
+          this.log(`recovered on try ${attempt + 1}, ${this.attached ? "re-attached" : "with a server of its own"}`);
+          return;
+        }
+        last = problem.message.replace(/^fresh-ls: /, "");
+      }
+      const message = gaveUpMessage(this.folder.name, attempt, last, loop);
+      this.log(message);
+      this.setState("failed", message);
+      this.events.onProblem(this, { message, actions: ["showOutput"] });
+    } finally {
+      this.recovering = false;
+    }
+  }
+
+  /** The first candidate whose check passes (see `interpreterCandidates`), or the problem
+   * with the last one tried. */
+  private async findInterpreter(
+    setting: string,
+  ): Promise<{ ok: true; interpreter: Interpreter; version: string } | { ok: false; problem: LaunchProblem }> {
+    const venvs = (await Promise.all(venvPythons(this.root).map(async (p) => ((await exists(p)) ? p : undefined)))).filter(
+      (p): p is string => !!p,
+    );
+    const candidates = interpreterCandidates(
+      {
+        setting: setting || undefined,
+        venvs,
+        fromPythonExtension: setting ? undefined : await pythonFromExtension(this.folder.uri),
+        bundle: this.bundle,
+      },
+      { workspaceFolder: this.root, home: os.homedir() },
+    );
+    let last: { interp: Interpreter; failure: CheckFailure } | undefined;
+    for (const interp of candidates) {
+      const check = await checkInterpreter(interp, this.root, this.bundle);
+      if (check.ok) {
+        const via = interp.env.PYTHONPATH ? `, PYTHONPATH=${interp.env.PYTHONPATH}` : "";
+        this.log(`interpreter ${interp.command} (${interp.source}${via}): fresh_ls ${check.version}`);
+        return { ok: true, interpreter: interp, version: check.version };
+      }
+      this.log(`interpreter ${interp.command} (${interp.source}) not used: ${failureText(check.failure)}`);
+      last = { interp, failure: check.failure };
+    }
+    // interpreterCandidates never answers an empty list.
+    return { ok: false, problem: launchProblem(last!.interp, last!.failure, this.bundle) };
+  }
+
   async stop(): Promise<void> {
+    this.epoch++;
     await this.starting?.catch(() => undefined);
     const client = this.client;
     const pid = this.childPid;
     this.client = undefined;
     this.childPid = undefined;
     if (client) {
+      client.stopAsked = true;
       try {
         if (client.isRunning()) await client.stop(4000);
       } catch (err) {
@@ -217,6 +320,19 @@ export class FolderServer {
 
   async dispose(): Promise<void> {
     await this.stop();
+  }
+}
+
+/** Its error lines go to the output channel only: the extension says what matters itself,
+ * once, and a toast from a crash it then recovered from would stay behind. */
+class QuietLanguageClient extends LanguageClient {
+  /** Set before a stop the user (or a settings change) asked for: its "connection closed"
+   * is then news, not an error. */
+  stopAsked = false;
+
+  override error(message: string, data?: unknown): void {
+    if (this.stopAsked) super.info(message, data, false);
+    else super.error(message, data, false);
   }
 }
 
@@ -265,11 +381,37 @@ export function onPythonInterpreterChange(listener: () => void): vscode.Disposab
 
 type CheckResult = { ok: true; version: string } | { ok: false; failure: CheckFailure };
 
-function checkInterpreter(python: string, cwd: string): Promise<CheckResult> {
+function failureText(f: CheckFailure): string {
+  if (f.code === "ENOENT") return "not found";
+  if (f.code === "version") return `Python ${f.python ?? "?"} is not the bundle's`;
+  return (f.stderr ?? "").trim().split("\n").filter(Boolean).pop() ?? `exit code ${String(f.code)}`;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.promises.access(p, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The sidecar shipped in the .vsix (`bundled/`), when this build has one. */
+export function readBundle(extensionPath: string): Bundle | undefined {
+  const dir = path.join(extensionPath, "bundled");
+  try {
+    return parseBundle(fs.readFileSync(path.join(dir, "bundle.json"), "utf8"), path.join(dir, "libs"));
+  } catch {
+    return undefined;
+  }
+}
+
+function checkInterpreter(interp: Interpreter, cwd: string, bundle?: Bundle): Promise<CheckResult> {
+  const env = { ...process.env, ...interp.env };
   return new Promise((resolve) => {
-    execFile(python, [...CHECK_ARGS], { cwd, timeout: CHECK_TIMEOUT_MS }, (err, stdout, stderr) => {
+    execFile(interp.command, [...CHECK_ARGS], { cwd, env, timeout: CHECK_TIMEOUT_MS }, (err, stdout, stderr) => {
       if (!err) {
-        resolve({ ok: true, version: String(stdout).trim() });
+        resolve(checkOutput(interp, String(stdout), bundle));
         return;
       }
       const code = (err as NodeJS.ErrnoException).code ?? (err as { status?: number }).status ?? null;
@@ -301,7 +443,15 @@ async function liveEndpoint(file: string): Promise<Endpoint | undefined> {
     return undefined;
   }
   const ep = parseEndpoint(text);
-  if (!ep || !alive(ep.pid)) return undefined;
+  if (!ep) return undefined;
+  if (!alive(ep.pid)) {
+    // Left by a server killed before it could clean up: remove it, so a harness reading it
+    // hears "no running server" rather than a refused connection. Only if it is unchanged
+    // (a server starting now writes a new one).
+    const again = await fs.promises.readFile(file, "utf8").catch(() => "");
+    if (again === text) await fs.promises.unlink(file).catch(() => undefined);
+    return undefined;
+  }
   try {
     const sock = await connect(ep, 2000);
     sock.reader.destroy();

@@ -7,3 +7,26 @@ export function settings(scope?: vscode.ConfigurationScope): Settings {
   const config = vscode.workspace.getConfiguration(SECTION, scope);
   return readSettings((key) => config.get(key));
 }
+
+/** Clears `freshLs.python` at every level it is set (user, workspace, each folder), so no
+ * override is left to shadow the sidecar bundled in the .vsix. */
+export async function clearPythonOverride(): Promise<void> {
+  const scopes: [vscode.ConfigurationTarget, vscode.ConfigurationScope | undefined][] = [
+    [vscode.ConfigurationTarget.Global, undefined],
+    [vscode.ConfigurationTarget.Workspace, undefined],
+    ...(vscode.workspace.workspaceFolders ?? []).map(
+      (f): [vscode.ConfigurationTarget, vscode.ConfigurationScope] => [vscode.ConfigurationTarget.WorkspaceFolder, f],
+    ),
+  ];
+  for (const [target, scope] of scopes) {
+    const config = vscode.workspace.getConfiguration(SECTION, scope);
+    const inspected = config.inspect<string>("python");
+    const value =
+      target === vscode.ConfigurationTarget.Global
+        ? inspected?.globalValue
+        : target === vscode.ConfigurationTarget.Workspace
+          ? inspected?.workspaceValue
+          : inspected?.workspaceFolderValue;
+    if (value !== undefined) await config.update("python", undefined, target);
+  }
+}

@@ -8,7 +8,19 @@ export class AgentViewsProvider implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
 
+  /** Rows the user expanded or collapsed, by id. VS Code forgets the state of rows that left
+   * the tree, and a restart replaces every row by "starting the sidecar…" for a moment. */
+  private readonly userState = new Map<string, boolean>();
+
   constructor(private readonly model: PanelModel) {}
+
+  /** Wires the view's expand/collapse events to the remembered state. */
+  track(view: vscode.TreeView<Node>): vscode.Disposable {
+    return vscode.Disposable.from(
+      view.onDidExpandElement((e) => this.userState.set(this.model.row(e.element).id, true)),
+      view.onDidCollapseElement((e) => this.userState.set(this.model.row(e.element).id, false)),
+    );
+  }
 
   refresh(): void {
     this.changed.fire(undefined);
@@ -20,8 +32,13 @@ export class AgentViewsProvider implements vscode.TreeDataProvider<Node> {
 
   getTreeItem(node: Node): vscode.TreeItem {
     const row = this.model.row(node);
+    const remembered = row.collapsible === "none" ? undefined : this.userState.get(row.id);
     const state =
-      row.collapsible === "expanded"
+      remembered !== undefined
+        ? remembered
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : vscode.TreeItemCollapsibleState.Collapsed
+        : row.collapsible === "expanded"
         ? vscode.TreeItemCollapsibleState.Expanded
         : row.collapsible === "collapsed"
           ? vscode.TreeItemCollapsibleState.Collapsed

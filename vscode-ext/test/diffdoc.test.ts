@@ -4,12 +4,16 @@ import {
   budgetLine,
   diffTitle,
   OBSERVED_SCHEME,
+  numberedView,
   observedTitle,
+  parseViewDocUri,
+  viewDocUri,
   observedUri,
   parseObservedUri,
   parseProjectionUri,
   PROJECTION_SCHEME,
   projectionText,
+  RENDERED_RULE,
   projectionUri,
   spliceObserved,
   splitLines,
@@ -78,8 +82,39 @@ describe("titles and texts", () => {
 
   it("shows the rendered projection verbatim, and says so when it is empty", () => {
     const rendered = "[E-1] cart.py lines 1-1 (1 lines, 2 bytes)\nx\n";
-    assert.equal(projectionText("agent-1", rendered), rendered);
-    assert.match(projectionText("agent-1", ""), /nothing to project/);
+    const plan = {
+      planId: "p-1",
+      markers: [{ viewId: "call_7", text: "[fresh-ls] call_7 showed cart.py lines 8-10; see [E-1]." }],
+      omitted: [{ viewIds: ["call_2"], path: "big.py", reason: "over-budget", bytes: 9000 }],
+      usedBytes: rendered.length,
+      budgetBytes: 4096,
+      rendered,
+    };
+    const text = projectionText("agent-1", plan);
+    // After the rule, exactly `rendered`: what a harness appends.
+    assert.equal(text.slice(text.indexOf(RENDERED_RULE) + RENDERED_RULE.length), rendered);
+    assert.match(text, /^# fresh-ls projection for session agent-1: plan p-1, \d+ bytes of 4096 bytes used\./);
+    assert.match(text, /#   call_7: \[fresh-ls\] call_7 showed cart\.py lines 8-10/);
+    assert.match(text, /#   big\.py \(over-budget, 9000 bytes\) for call_2/);
+    const empty = projectionText("agent-1", { ...plan, markers: [], omitted: [], rendered: "", usedBytes: 0 });
+    assert.match(empty, /nothing to project/);
+    assert.doesNotMatch(empty, /---- rendered/);
     assert.equal(budgetLine(412, 131072), "412 bytes of 131072 bytes");
+  });
+});
+
+describe("the view document (what the agent saw, alone)", () => {
+  it("is titled with whose view it is, with no extension a language could be guessed from", () => {
+    const parts = viewDocUri({ folder: "file:///ws", session: "agent-1", viewId: "call_7", path: "web/price.ts", observed: { firstLine: 8, lastLine: 10 } });
+    assert.equal(parts.scheme, "fresh-ls-view");
+    assert.equal(parts.path, "/agent-1 saw price.ts lines 8-10");
+    assert.deepEqual(parseViewDocUri(parts), { folder: "file:///ws", session: "agent-1", viewId: "call_7" });
+    assert.throws(() => parseViewDocUri({ query: "x=1" }));
+  });
+
+  it("numbers each line with its line in the file", () => {
+    const text = numberedView({ path: "a.ts", firstLine: 9, lastLine: 10, text: "x();\r\n}\n" }, "s", "v", "deleted");
+    assert.equal(text, "# a.ts lines 9-10 as agent session s saw it (view v); now deleted. Read-only.\n 9 │ x();\n10 │ }\n");
+    assert.match(numberedView({ path: "e", firstLine: 1, lastLine: 0, text: "" }, "s", "v"), /e no lines/);
   });
 });

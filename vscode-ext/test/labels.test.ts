@@ -7,6 +7,7 @@ import {
   diffSummary,
   escapeMarkdown,
   lensTitle,
+  logLine,
   linesLabel,
   sessionDescription,
   STATUS_ICONS,
@@ -112,5 +113,13 @@ describe("labels", () => {
 
   it("titles lenses as the issue says", () => {
     assert.equal(lensTitle("agent-1"), "agent agent-1 saw an older version · Show diff");
+  });
+});
+
+describe("output lines", () => {
+  it("take the language client's style", () => {
+    const at = new Date(2026, 11, 2, 5, 36, 7);
+    assert.equal(logLine("ws: started", at), `[Info  - ${at.toLocaleTimeString()}] ws: started`);
+    assert.match(logLine("x", at, "Error"), /^\[Error - /);
   });
 });

@@ -3,29 +3,60 @@ import { describe, it } from "node:test";
 import { debounce } from "../src/debounce";
 import {
   CHECK_ARGS,
-  chooseInterpreter,
+  checkOutput,
   DEFAULT_PYTHON,
   endpointClipboard,
   expandVariables,
   initializationOptions,
+  interpreterCandidates,
   launchProblem,
   parseAddress,
+  parseBundle,
   parseEndpoint,
   RESTART_SETTINGS,
   serverArgs,
+  venvPythons,
 } from "../src/launch";
 
 const vars = { workspaceFolder: "/ws", home: "/home/me" };
 
+const bundle = { libs: "/ext/bundled/libs", python: "3.11" };
+
 describe("interpreter", () => {
-  it("prefers the setting, then the Python extension, then python3", () => {
-    assert.deepEqual(chooseInterpreter("/opt/py/bin/python", "/venv/bin/python", vars), {
-      command: "/opt/py/bin/python",
-      source: "setting",
-    });
-    assert.deepEqual(chooseInterpreter("  ", "/venv/bin/python", vars), { command: "/venv/bin/python", source: "python extension" });
-    assert.deepEqual(chooseInterpreter(undefined, undefined, vars), { command: DEFAULT_PYTHON, source: "default" });
+  it("uses the setting alone when it is set: an override is not second-guessed", () => {
+    const c = interpreterCandidates({ setting: " ${workspaceFolder}/py ", venvs: ["/ws/.venv/bin/python"], bundle }, vars);
+    assert.deepEqual(c, [{ command: "/ws/py", source: "setting", env: { PYTHONSAFEPATH: "1" } }]);
+  });
+
+  it("tries a workspace venv, then the Python extension, then the bundled sidecar", () => {
+    const c = interpreterCandidates({ venvs: ["/ws/.venv/bin/python"], fromPythonExtension: "/py/bin/python", bundle }, vars);
+    assert.deepEqual(
+      c.map((i) => [i.command, i.source]),
+      [
+        ["/ws/.venv/bin/python", "workspace venv"],
+        ["/py/bin/python", "python extension"],
+        ["python3.11", "bundled"],
+        [DEFAULT_PYTHON, "bundled"],
+      ],
+    );
+    // Only the bundled ones get PYTHONPATH; every one keeps the folder off sys.path.
+    assert.equal(c[0].env.PYTHONPATH, undefined);
+    assert.equal(c[2].env.PYTHONPATH, "/ext/bundled/libs");
+    assert.ok(c.every((i) => i.env.PYTHONSAFEPATH === "1"));
     assert.equal(DEFAULT_PYTHON, "python3");
+  });
+
+  it("the same interpreter is tried once, and a build without a bundle falls back to python3", () => {
+    const c = interpreterCandidates({ venvs: ["/ws/.venv/bin/python"], fromPythonExtension: "/ws/.venv/bin/python" }, vars);
+    assert.deepEqual(c.map((i) => i.source), ["workspace venv", "bundled"]);
+    assert.equal(c[1].command, "python3");
+    assert.deepEqual(venvPythons("/ws"), ["/ws/.venv/bin/python", "/ws/venv/bin/python"]);
+  });
+
+  it("reads bundle.json", () => {
+    assert.deepEqual(parseBundle('{"python": "3.11", "machine": "x86_64"}', "/l"), { libs: "/l", python: "3.11" });
+    assert.equal(parseBundle('{"python": 3}', "/l"), undefined);
+    assert.equal(parseBundle("nope", "/l"), undefined);
   });
 
   it("expands ${workspaceFolder}, ${userHome} and ~", () => {
@@ -44,25 +75,34 @@ describe("launch", () => {
     assert.match(CHECK_ARGS[1], /import fresh_ls/);
   });
 
-  it("explains a missing fresh_ls with the command that fixes it", () => {
-    const p = launchProblem(
-      { command: "/venv/bin/python", source: "python extension" },
-      { code: 1, stderr: "Traceback...\nModuleNotFoundError: No module named 'fresh_ls'\n" },
-    );
-    assert.equal(p.fix, "/venv/bin/python -m pip install fresh-ls");
-    assert.match(p.message, /not installed for the Python extension's active interpreter \(\/venv\/bin\/python\)/);
-    assert.match(p.message, /freshLs\.python/);
-
-    const spaced = launchProblem({ command: "/my py/python", source: "setting" }, { code: 1, stderr: "No module named fresh_ls" });
-    assert.equal(spaced.fix, "'/my py/python' -m pip install fresh-ls");
+  it("accepts the bundle only in the CPython it was built for", () => {
+    const bundled = { command: "python3", source: "bundled" as const, env: {} };
+    assert.deepEqual(checkOutput(bundled, "0.1.0 3.11", bundle), { ok: true, version: "0.1.0" });
+    assert.deepEqual(checkOutput(bundled, "0.1.0 3.12", bundle), { ok: false, failure: { code: "version", python: "3.12" } });
+    const venv = { command: "/v/python", source: "workspace venv" as const, env: {} };
+    assert.deepEqual(checkOutput(venv, "0.2.0 3.13", bundle), { ok: true, version: "0.2.0" });
   });
 
-  it("explains an interpreter that is not there, and other failures", () => {
-    const p = launchProblem({ command: "python3", source: "default" }, { code: "ENOENT" });
-    assert.match(p.message, /default interpreter \(python3\) was not found/);
-    assert.equal(p.fix, undefined);
-    const q = launchProblem({ command: "py", source: "setting" }, { code: 1, stderr: "SyntaxError: bad\n" });
-    assert.match(q.message, /cannot import fresh_ls: SyntaxError: bad/);
+  it("a broken override names a command that works, never `pip install fresh-ls`", () => {
+    const setting = { command: "/my py/python", source: "setting" as const, env: {} };
+    for (const failure of [{ code: 1, stderr: "ModuleNotFoundError: No module named 'fresh_ls'" }, { code: "ENOENT" }]) {
+      const p = launchProblem(setting, failure, bundle);
+      assert.match(p.message, /freshLs\.python \(\/my py\/python\)/);
+      assert.match(p.message, /“fresh-ls: Use Bundled Sidecar”/);
+      assert.doesNotMatch(p.message, /pip install fresh-ls/);
+      assert.deepEqual(p.actions, ["useBundled", "openSettings", "showOutput"]);
+    }
+    assert.match(launchProblem(setting, { code: "ENOENT" }).message, /was not found/);
+    assert.match(launchProblem(setting, { code: 1, stderr: "SyntaxError: bad\n" }).message, /cannot import fresh_ls \(SyntaxError: bad\)/);
+  });
+
+  it("a bundle with no usable Python says which Python it needs", () => {
+    const py3 = { command: "python3", source: "bundled" as const, env: {} };
+    const missing = launchProblem(py3, { code: "ENOENT" }, bundle);
+    assert.match(missing.message, /needs CPython 3\.11, but neither python3\.11 nor python3 is on PATH/);
+    assert.match(missing.message, /“fresh-ls: Restart Server”/);
+    assert.match(launchProblem(py3, { code: "version", python: "3.12" }, bundle).message, /python3 is Python 3\.12/);
+    assert.doesNotMatch(missing.message, /pip install/);
   });
 
   it("sends the budget and policy settings (and the token) as initializationOptions", () => {

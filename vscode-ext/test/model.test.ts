@@ -6,7 +6,10 @@ import {
   lensesFor,
   openPlan,
   PanelModel,
+  naturalCompare,
   relativePath,
+  sortSessions,
+  staleFiles,
   sortViews,
   type FolderState,
   type Node,
@@ -69,12 +72,12 @@ describe("tree model", () => {
 
   it("shows why the server is not running, and nothing while no session exists", () => {
     const m = new PanelModel();
-    m.upsert({ ...folder(), state: "failed", error: "fresh_ls missing: pip install fresh-ls" });
+    m.upsert({ ...folder(), state: "failed", error: "fresh_ls missing: run “fresh-ls: Use Bundled Sidecar”" });
     const [msg] = m.children();
     assert.equal(msg.type, "message");
     const row = m.row(msg);
     assert.equal(row.label, "fresh-ls is not running");
-    assert.match(row.tooltip ?? "", /pip install fresh-ls/);
+    assert.match(row.tooltip ?? "", /Use Bundled Sidecar/);
 
     const empty = modelWith({});
     assert.deepEqual(empty.children(), [], "an empty tree shows the view's welcome text");
@@ -181,18 +184,21 @@ describe("open plan", () => {
 });
 
 describe("code lenses", () => {
-  it("marks changed definitions of the file, once per session, at their current line", () => {
+  it("marks each changed definition of the file once, at its current line, naming every session", () => {
     const m = modelWith({
-      "agent-1": [CHANGED_METHOD, CHANGED_FILE, FRESH_INIT],
+      "agent-1": [
+        CHANGED_METHOD,
+        CHANGED_FILE,
+        FRESH_INIT,
+        // another view of the same method, whose own lines are now further down
+        { ...CHANGED_METHOD, viewId: "call_8", units: [{ ...CHANGED_METHOD.units[0], current: { firstLine: 9, lastLine: 10 } }] },
+      ],
       "agent-2": [{ ...CHANGED_METHOD, viewId: "call_x", units: [{ ...CHANGED_METHOD.units[0], current: { firstLine: 8, lastLine: 11 } }] }],
     });
     const lenses = lensesFor(m.get("file:///ws"), "cart.py");
     assert.deepEqual(
       lenses.map((l) => [l.line, l.session, l.viewId, l.title]),
-      [
-        [8, "agent-1", "call_7", "agent agent-1 saw an older version · Show diff"],
-        [8, "agent-2", "call_x", "agent agent-2 saw an older version · Show diff"],
-      ],
+      [[8, "agent-1", "call_7", "agents agent-1, agent-2 saw an older version · Show diff"]],
     );
     assert.deepEqual(lensesFor(m.get("file:///ws"), "other.py"), []);
     assert.deepEqual(lensesFor(undefined, "cart.py"), []);
@@ -206,5 +212,37 @@ describe("relativePath", () => {
     assert.equal(relativePath("C:\\ws", "C:\\ws\\src\\a.py"), "src/a.py");
     assert.equal(relativePath("/ws", "/wsx/a.py"), undefined);
     assert.equal(relativePath("/ws", "/ws"), undefined);
+  });
+});
+
+describe("order and attention", () => {
+  it("sorts view ids and sessions naturally: call_9 before call_10", () => {
+    const views = ["call_10", "call_9", "call_1"].map((viewId) => ({ ...FRESH_INIT, viewId }));
+    assert.deepEqual(sortViews(views).map((v) => v.viewId), ["call_1", "call_9", "call_10"]);
+    assert.deepEqual(
+      sortSessions([{ session: "agent-10", views: 1, stale: 0 }, { session: "agent-2", views: 1, stale: 0 }]).map((s) => s.session),
+      ["agent-2", "agent-10"],
+    );
+    assert.ok(naturalCompare("a", "b") < 0 && naturalCompare("x", "x") === 0);
+  });
+
+  it("a moved view does not call for attention; a changed one does", () => {
+    const m = new PanelModel();
+    m.upsert({ key: "k", name: "ws", root: "/ws", state: "running", views: new Map() });
+    m.setSessionViews("k", "s", [{ ...MOVED, viewId: "v1" }, { ...FRESH_INIT, viewId: "v0" }]);
+    assert.equal(m.attentionCount(), 0);
+    m.setSessionViews("k", "s", [{ ...MOVED, viewId: "v1" }, { ...CHANGED_METHOD, viewId: "v2" }]);
+    assert.equal(m.attentionCount(), 1);
+  });
+});
+
+describe("explorer decorations", () => {
+  it("count the views of each file that need attention", () => {
+    const m = new PanelModel();
+    m.upsert({ key: "k", name: "ws", root: "/ws", state: "running", views: new Map() });
+    m.setSessionViews("k", "a", [CHANGED_METHOD, { ...MOVED, viewId: "m" }, FRESH_INIT]);
+    m.setSessionViews("k", "b", [{ ...CHANGED_METHOD, viewId: "x" }]);
+    assert.deepEqual([...staleFiles(m.get("k"))], [[CHANGED_METHOD.path, 2]]);
+    assert.equal(staleFiles(undefined).size, 0);
   });
 });

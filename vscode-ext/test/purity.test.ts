@@ -15,6 +15,8 @@ const PURE = [
   "diffdoc.ts",
   "launch.ts",
   "debounce.ts",
+  "recovery.ts",
+  "dirty.ts",
 ];
 
 describe("pure modules", () => {
