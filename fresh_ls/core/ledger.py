@@ -36,10 +36,7 @@ from fresh_ls.core.projection import _REASONS, Entry, Omission, Projection
 
 def refresh_heading(seq: int) -> str:
     """The first line of a refresh. Constant per refresh, so it never breaks a cache."""
-    return (
-        f"[fresh-ls] R{seq}: current code for tool results replaced above (each entry: a "
-        "header line, then exactly the bytes it states).\n"
-    )
+    return f"[fresh-ls] R{seq}, current code (each entry: a header line, then its bytes)\n"
 
 
 @dataclass(slots=True)
@@ -104,10 +101,10 @@ class SentEntry:
 
     def retired_line(self) -> str:
         """What stands where a retired entry stood: one line, fixed once written."""
-        head = f"[{self.label}] {self.path} · {self.what}: changed after it was sent here"
+        head = f"[{self.label}] {self.path}: changed since"
         if self.successor is not None:
-            return f"{head}; its current code is under [{self.successor}].\n"
-        return f"{head}; read {self.path} again if you need it.\n"
+            return f"{head}, current code under [{self.successor}]\n"
+        return f"{head}; read it again if you need it\n"
 
 
 @dataclass(slots=True)
@@ -226,21 +223,15 @@ class Placement:
 
 
 def _what(e: Entry) -> str:
-    what = {"file": "whole file", "text": "text outside definitions"}.get(
-        e.kind, f"{e.symbol_kind or 'symbol'} {e.name}"
-    )
+    kinds = {"file": "whole file", "text": "text"}
+    what = kinds.get(e.kind, f"{e.symbol_kind or 'symbol'} {e.name}")
     if e.part == "own lines":
-        return f"{what}, its own lines (not its nested definitions)"
+        return f"{what}, own lines only"
     return what
 
 
 def _head(label: str, e: Entry) -> str:
-    lines = e.last_line - e.first_line + 1
-    word = "line" if lines == 1 else "lines"
-    return (
-        f"[{label}] {e.path} lines {e.first_line}-{e.last_line} ({lines} {word}, "
-        f"{e.bytes} bytes) · {_what(e)}"
-    )
+    return f"[{label}] {e.path} lines {e.first_line}-{e.last_line}, {e.bytes} bytes · {_what(e)}"
 
 
 def shown_elsewhere(
@@ -318,11 +309,9 @@ def marker_text(
     )
     again = f"Read {view.path} again if you need it."
     if labels and not omissions:
-        return f"{head}; replaced by its current code, under {where}."
+        return f"{head}; current code: {where}."
     if labels:
-        return (
-            f"{head}; replaced by its current code, under {where}. Not included: {items}. {again}"
-        )
+        return f"{head}; current code: {where}. Not included: {items}. {again}"
     return f"{head}; its current code is not included: {items}. {again}"
 
 

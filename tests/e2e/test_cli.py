@@ -106,7 +106,7 @@ def test_demo_runs_the_whole_job(tmp_path: Path) -> None:
     # the two-request exchange under placement anchored: the second reuses the first's
     # refresh byte for byte, after the same tool result
     first, second = data["anchored"]["requests"]
-    assert first["markers"] == 3 and first["refresh"] == "R1" and first["after"] == "call_4"
+    assert first["markers"] >= 3 and first["refresh"] == "R1" and first["after"] == "call_4"
     assert second["refresh"] == "R1" and second["texts"] == first["texts"]
     assert data["anchored"]["reused"] is True
     assert data["anchored"]["prefixBytes"] > first["bytes"] - 100

@@ -63,7 +63,7 @@ async def test_a_refresh_stays_then_retires_with_a_pointer(
     fourth = await _project(engine, ["call_1", "call_2", "call_3", "call_4"])
     assert fourth["markers"] == second["markers"]
     texts = _refreshes(fourth)
-    assert "its current code is under [R2.1]" in texts["R1"] and "return 20\n" not in texts["R1"]
+    assert "current code under [R2.1]" in texts["R1"] and "return 20\n" not in texts["R1"]
     assert "return 200" in texts["R2"]
     assert [r["after"] for r in fourth["refreshes"]] == ["call_2", "call_4"]
 
@@ -180,17 +180,17 @@ async def test_code_another_result_shows_current_is_pointed_to_not_sent(
     not sent again: the marker names that read. When that read goes stale in turn, its own
     marker leads on, and the first marker does not move."""
     (root / "m.py").write_text(THREE)
-    await observe(engine, "s", "m.py", "call_1", 1, 9)  # all but the last line
     await observe(engine, "s", "m.py", "call_2", 1, 4)  # def a and its blank lines
+    await observe(engine, "s", "m.py", "call_1", 1, 9)  # all but the last line
     edit(root / "m.py", "return 2", "return 20")
-    first = await _project(engine, ["call_1", "call_2", "call_3"])
+    first = await _project(engine, ["call_2", "call_1", "call_3"])
     (marker,) = first["markers"]
     assert marker["viewId"] == "call_1"
     assert "in the result of call_2" in marker["text"]
     (refresh,) = first["refreshes"]
     assert "return 20" in refresh["text"] and "return 1\n" not in refresh["text"]
     edit(root / "m.py", "return 1", "return 10")
-    second = await _project(engine, ["call_1", "call_2", "call_3", "call_4"])
+    second = await _project(engine, ["call_2", "call_1", "call_3", "call_4"])
     texts = {m["viewId"]: m["text"] for m in second["markers"]}
     assert texts["call_1"] == marker["text"]
     assert "call_2" in texts and "return 10" in second["refreshes"][-1]["text"]

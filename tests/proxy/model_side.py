@@ -13,9 +13,7 @@ from typing import Any
 
 from tests.proxy.scripted_model import Record
 
-_ENTRY = re.compile(
-    r"\[(R\d+\.\d+)\] (\S+) lines (\d+)-(\d+) \(\d+ lines?, (\d+) bytes\)[^\n]*\n"
-)
+_ENTRY = re.compile(r"\[(R\d+\.\d+)\] (\S+) lines (\d+)-(\d+), (\d+) bytes[^\n]*\n")
 
 
 def _strings(value: Any) -> Iterator[str]:

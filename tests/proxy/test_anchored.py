@@ -85,7 +85,7 @@ async def test_anthropic_refresh_follows_the_newest_result_and_stays(workspace: 
         result = sent[2]["content"][0]["content"]
         marker, refresh = result.split("\n\n", 1)
         assert marker.startswith("[fresh-ls] toolu_01") and "return 2\n" not in marker
-        assert refresh.startswith("[fresh-ls] R1:") and "return 20" in refresh
+        assert refresh.startswith("[fresh-ls] R1,") and "return 20" in refresh
         assert "return 2\n" not in json.dumps(sent)
         nxt = _anthropic_next(body)
         await _post(url + "/v1/messages", nxt, headers)
@@ -118,7 +118,7 @@ async def test_anthropic_cache_breakpoint_ends_at_the_refresh(workspace: Path) -
         sent = model.model_requests[-1].body["messages"]
         # the refresh went after toolu_02's result, the newest; its message has a later
         # breakpoint already ("go on"), so nothing moves
-        assert "[fresh-ls] R1:" in sent[4]["content"][0]["content"]
+        assert "[fresh-ls] R1," in sent[4]["content"][0]["content"]
         assert sent[4]["content"][-1].get("cache_control") == control
         # without that later breakpoint, one is put on the refresh's block
         del body["messages"][-1]["content"][-1]
@@ -129,7 +129,7 @@ async def test_anthropic_cache_breakpoint_ends_at_the_refresh(workspace: Path) -
         await _post(url + "/v1/messages", body, headers)
         sent = model.model_requests[-1].body
         refreshed = sent["messages"][4]["content"][0]
-        assert "[fresh-ls] R1:" in refreshed["content"]
+        assert "[fresh-ls] R1," in refreshed["content"]
         assert refreshed.get("cache_control") == control
         count = json.dumps(sent).count('"cache_control"')
         assert count <= 4
