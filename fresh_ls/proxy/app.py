@@ -306,7 +306,11 @@ class Proxy:
                 if call.call_id in state.views:
                     held.append(call.call_id)
                 continue
-            for effect in recognize(call, self.paths.cwd, self.paths.text_of):
+            effects = list(recognize(call, self.paths.cwd, self.paths.text_of))
+            # the tool result as the model sees it, for a patch in place (anchored): only
+            # when the result is one view's
+            result = call.output if sum(isinstance(e, Seen) for e in effects) == 1 else None
+            for effect in effects:
                 rel = self.paths.rel(effect.path, effect.cwd)
                 if rel is None:
                     continue
@@ -323,6 +327,7 @@ class Proxy:
                         last_line=effect.last,
                         text=effect.text,
                         kind=None if effect.kind == "read" else effect.kind,
+                        result=result if self.placement == "anchored" else None,
                     )
                 except _NOT_A_VIEW:
                     continue

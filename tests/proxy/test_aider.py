@@ -253,7 +253,7 @@ async def test_two_stale_blocks_in_one_message(workspace: Path) -> None:
     (workspace / "b.py").write_text("b = 2\n")
     (workspace / "c.py").write_text("c = 1\n")
     body = aider_body([("a.py", SOURCE), ("c.py", "c = 1\n"), ("b.py", "b = 1\n")])
-    async with proxied(workspace) as (model, _proxy, url):
+    async with proxied(workspace, placement="end") as (model, _proxy, url):
         await _post(url + "/v1/chat/completions", body)
         content = model.model_requests[-1].body["messages"][5]["content"]
         head, rest = content.split("\n[fresh-ls] aider:a.py:", 1)

@@ -23,23 +23,31 @@ from tests.proxy.test_rewrite import (
     responses_body,
 )
 
+#: A long tool result after the read: with this much behind it, a changed read is replaced
+#: by a marker and its code sent in a refresh (a patch in place would re-send all of it).
+BIG = "x" * 4000
 
-def _anthropic_next(body: dict[str, Any]) -> dict[str, Any]:
+
+def _anthropic_next(
+    body: dict[str, Any], call_id: str = "toolu_02", output: str = "ok"
+) -> dict[str, Any]:
     out = copy.deepcopy(body)
     out["messages"] += [
         {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "toolu_02", "name": "Bash", "input": {}}],
+            "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {}}],
         },
         {
             "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": "toolu_02", "content": "ok"}],
+            "content": [{"type": "tool_result", "tool_use_id": call_id, "content": output}],
         },
     ]
     return out
 
 
-def _chat_next(body: dict[str, Any]) -> dict[str, Any]:
+def _chat_next(
+    body: dict[str, Any], call_id: str = "call_r2", output: str = "ok"
+) -> dict[str, Any]:
     out = copy.deepcopy(body)
     out["messages"] += [
         {
@@ -47,22 +55,24 @@ def _chat_next(body: dict[str, Any]) -> dict[str, Any]:
             "content": None,
             "tool_calls": [
                 {
-                    "id": "call_r2",
+                    "id": call_id,
                     "type": "function",
                     "function": {"name": "bash", "arguments": "{}"},
                 }
             ],
         },
-        {"role": "tool", "tool_call_id": "call_r2", "content": "ok"},
+        {"role": "tool", "tool_call_id": call_id, "content": output},
     ]
     return out
 
 
-def _responses_next(body: dict[str, Any]) -> dict[str, Any]:
+def _responses_next(
+    body: dict[str, Any], call_id: str = "call_x2", output: str = "ok"
+) -> dict[str, Any]:
     out = copy.deepcopy(body)
     out["input"] += [
-        {"type": "function_call", "call_id": "call_x2", "name": "exec_command", "arguments": "{}"},
-        {"type": "function_call_output", "call_id": "call_x2", "output": "ok"},
+        {"type": "function_call", "call_id": call_id, "name": "exec_command", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": call_id, "output": output},
     ]
     return out
 
@@ -74,7 +84,7 @@ def _prefix_kept(first: list[Any], second: list[Any]) -> None:
 
 async def test_anthropic_refresh_follows_the_newest_result_and_stays(workspace: Path) -> None:
     (workspace / "a.py").write_text(SOURCE)
-    body = anthropic_body(workspace, _listing(SOURCE))
+    body = _anthropic_next(anthropic_body(workspace, _listing(SOURCE)), output=BIG)
     headers = {"x-claude-code-session-id": "cc-a"}
     async with proxied(workspace) as (model, proxy, url):
         await _post(url + "/v1/messages", body, headers)
@@ -82,17 +92,35 @@ async def test_anthropic_refresh_follows_the_newest_result_and_stays(workspace: 
         (workspace / "a.py").write_text(CHANGED)
         await _post(url + "/v1/messages", body, headers)
         sent = model.model_requests[-1].body["messages"]
-        result = sent[2]["content"][0]["content"]
-        marker, refresh = result.split("\n\n", 1)
+        marker = sent[2]["content"][0]["content"]
         assert marker.startswith("[fresh-ls] toolu_01") and "return 2\n" not in marker
+        big, refresh = sent[4]["content"][0]["content"].split("\n\n", 1)
+        assert big == BIG
         assert refresh.startswith("[fresh-ls] R1,") and "return 20" in refresh
         assert "return 2\n" not in json.dumps(sent)
-        nxt = _anthropic_next(body)
+        nxt = _anthropic_next(body, "toolu_03")
         await _post(url + "/v1/messages", nxt, headers)
         again = model.model_requests[-1].body["messages"]
         _prefix_kept(sent, again)
-        assert again[4] == nxt["messages"][4]  # the new result: nothing to add
+        assert again[6] == nxt["messages"][6]  # the new result: nothing to add
         assert proxy.rewritten == 2
+
+
+async def test_a_first_change_with_little_behind_is_printed_again_in_place(
+    workspace: Path,
+) -> None:
+    """The read is the newest result: it is printed again from the current lines, in the
+    tool's own format, with no marker and no refresh."""
+    (workspace / "a.py").write_text(SOURCE)
+    body = anthropic_body(workspace, _listing(SOURCE))
+    headers = {"x-claude-code-session-id": "cc-p"}
+    async with proxied(workspace) as (model, _proxy, url):
+        await _post(url + "/v1/messages", body, headers)
+        (workspace / "a.py").write_text(CHANGED)
+        await _post(url + "/v1/messages", body, headers)
+        sent = model.model_requests[-1].body["messages"]
+        assert sent[2]["content"][0]["content"] == _listing(CHANGED)
+        assert "[fresh-ls]" not in json.dumps(sent)
 
 
 async def test_anthropic_cache_breakpoint_ends_at_the_refresh(workspace: Path) -> None:
@@ -106,7 +134,7 @@ async def test_anthropic_cache_breakpoint_ends_at_the_refresh(workspace: Path) -
         "role": "user",
         "content": [{"type": "text", "text": "fix g", "cache_control": control}],
     }
-    body = _anthropic_next(body)
+    body = _anthropic_next(body, output=BIG)
     body["messages"][-1]["content"].append(
         {"type": "text", "text": "go on", "cache_control": control}
     )
@@ -137,26 +165,27 @@ async def test_anthropic_cache_breakpoint_ends_at_the_refresh(workspace: Path) -
 
 async def test_chat_completions_refresh(workspace: Path) -> None:
     (workspace / "a.py").write_text(SOURCE)
-    body = chat_body(SOURCE.rstrip("\n"))
+    body = _chat_next(chat_body(SOURCE.rstrip("\n")), output=BIG)
     async with proxied(workspace) as (model, _proxy, url):
         await _post(url + "/v1/chat/completions", body)
         (workspace / "a.py").write_text(CHANGED)
         await _post(url + "/v1/chat/completions", body)
         sent = model.model_requests[-1].body["messages"]
         assert len(sent) == len(body["messages"])  # nothing appended at the end
-        marker, refresh = sent[3]["content"].split("\n\n", 1)
+        marker = sent[3]["content"]
         assert "call_r1" in marker and "R1" in marker
-        assert "return 20" in refresh
-        await _post(url + "/v1/chat/completions", _chat_next(body))
+        big, refresh = sent[5]["content"].split("\n\n", 1)
+        assert "return 20" in refresh and big == BIG
+        await _post(url + "/v1/chat/completions", _chat_next(body, "call_r3"))
         again = model.model_requests[-1].body["messages"]
         _prefix_kept(sent, again)
-        assert again[-1] == {"role": "tool", "tool_call_id": "call_r2", "content": "ok"}
+        assert again[-1] == {"role": "tool", "tool_call_id": "call_r3", "content": "ok"}
 
 
 async def test_responses_refresh(workspace: Path) -> None:
     (workspace / "a.py").write_text(SOURCE)
     numbered = "".join(f"{i:6d}\t{line}\n" for i, line in enumerate(SOURCE.splitlines(), 1))
-    body = responses_body(numbered)
+    body = _responses_next(responses_body(numbered), output=BIG)
     headers = {"session-id": "codex-a"}
     async with proxied(workspace) as (model, _proxy, url):
         await _post(url + "/v1/responses", body, headers)
@@ -165,8 +194,8 @@ async def test_responses_refresh(workspace: Path) -> None:
         items = model.model_requests[-1].body["input"]
         assert len(items) == len(body["input"])
         output = items[2]["output"]
-        assert output.startswith("[fresh-ls] call_x1") and "return 20" in output
-        assert "     6\t    return 2\n" not in output
-        await _post(url + "/v1/responses", _responses_next(body), headers)
+        assert output.startswith("[fresh-ls] call_x1") and "     6\t    return 2\n" not in output
+        assert "return 20" in items[4]["output"] and items[4]["output"].startswith(BIG)
+        await _post(url + "/v1/responses", _responses_next(body, "call_x3"), headers)
         again = model.model_requests[-1].body["input"]
         _prefix_kept(items, again)

@@ -329,7 +329,7 @@ async def test_compressed_and_unreadable_bodies(workspace: Path) -> None:
     body = anthropic_body(workspace, _listing(SOURCE))
     packed = gzip.compress(json.dumps(body).encode())
     headers = {"content-type": "application/json", "content-encoding": "gzip"}
-    async with proxied(workspace) as (model, _proxy, url):
+    async with proxied(workspace, placement="end") as (model, _proxy, url):
         status, _ = await _post_raw(url + "/v1/messages", packed, headers)
         assert status == 200 and model.model_requests[-1].body == body  # unchanged: as sent
         (workspace / "a.py").write_text(CHANGED)
@@ -355,7 +355,7 @@ async def test_a_dead_server_is_replaced(workspace: Path) -> None:
     (workspace / "a.py").write_text(SOURCE)
     body = anthropic_body(workspace, _listing(SOURCE))
     headers = {"x-fresh-ls-session": "s"}
-    async with proxied(workspace) as (model, proxy, url):
+    async with proxied(workspace, placement="end") as (model, proxy, url):
         await _post(url + "/v1/messages", body, headers)
         first = proxy.client
         process = first._process
