@@ -51,7 +51,7 @@ from fresh_ls.client import SyncClient  # noqa: E402
 from fresh_ls.core.text import split_lines  # noqa: E402
 from fresh_ls.harness.rewrite import rewrite_request  # noqa: E402
 from fresh_ls.replay.actions import Workspace  # noqa: E402
-from fresh_ls.replay.runner import play_step, scratch_run  # noqa: E402
+from fresh_ls.replay.runner import observe_again, play_step, scratch_run  # noqa: E402
 from fresh_ls.report import table  # noqa: E402
 
 DEFAULT_FIXTURES = REPO.parent / "shared" / "fixtures" / "trajectories"
@@ -229,16 +229,7 @@ def _replay(
         for v in registered:
             shown[v.view_id] = (v.path, v.first, v.last, v.text)
             result.views += 1
-            client.observe(
-                ANCHORED_SESSION,
-                v.path,
-                view_id=v.view_id,
-                first_line=v.first,
-                last_line=v.last,
-                text=v.text,
-                kind=v.kind,
-                result=(step.get("observation") or "") if len(registered) == 1 else None,
-            )
+        observe_again(client, ANCHORED_SESSION, registered, str(step.get("observation") or ""))
         messages.append(_tool_call(i, step))
         messages.append(
             {"role": "tool", "tool_call_id": f"step{i}", "content": step.get("observation") or ""}

@@ -197,6 +197,26 @@ def play_step(
     return outcome, registered
 
 
+def observe_again(
+    client: SyncClient, session: str, registered: list[Registered], observation: str
+) -> None:
+    """The views ``play_step`` registered, observed in ``session`` too, with the step's
+    observation as their tool ``result`` when it is one view's (placement anchored can
+    then patch it in place; a patch observes the view anew, so it needs a session of its
+    own beside one planned with the projection at the end)."""
+    for v in registered:
+        client.observe(
+            session,
+            v.path,
+            view_id=v.view_id,
+            first_line=v.first,
+            last_line=v.last,
+            text=v.text,
+            kind=v.kind,
+            result=observation if len(registered) == 1 else None,
+        )
+
+
 def _run(
     client: SyncClient, ws: Workspace, steps: list[dict[str, Any]], result: RunResult, budget: int
 ) -> None:
@@ -215,17 +235,8 @@ def _run(
         outcome, registered = play_step(client, ws, i, step)
         observation = str(step.get("observation") or "")
         sizes.append(len(observation.encode("utf-8")))
+        observe_again(client, ANCHORED, registered, observation)
         for v in registered:
-            client.observe(
-                ANCHORED,
-                v.path,
-                view_id=v.view_id,
-                first_line=v.first,
-                last_line=v.last,
-                text=v.text,
-                kind=v.kind,
-                result=observation if len(registered) == 1 else None,
-            )
             shown_anchored[v.view_id] = (v.path, v.first, v.last, v.text, v.kind)
         if outcome.not_reproduced:
             result.not_reproduced.append(f"step {i}: {outcome.not_reproduced}")
