@@ -427,6 +427,9 @@ class ProjectResult:
     #: ``placement: anchored`` only (absent otherwise): the refreshes the request carries
     placement: Placement | None = attrs.field(default=None, metadata=OMITTED)
     refreshes: tuple[Refresh, ...] | None = attrs.field(default=None, metadata=OMITTED)
+    #: ``placement: anchored`` only: bytes of the entries sent for the first time (at most
+    #: ``budgetBytes``; ``usedBytes`` stays the size of ``rendered``, which is empty there)
+    refresh_bytes: int | None = attrs.field(default=None, metadata=OMITTED)
 
 
 @attrs.frozen(kw_only=True)

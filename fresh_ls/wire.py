@@ -134,7 +134,8 @@ def anchored_result(
 ) -> proto.ProjectResult:
     """The typed result of ``placement: anchored``: ``entries`` are the live entries the
     request carries (their headers as sent), ``rendered`` is empty (nothing goes at the
-    end), and ``refreshes`` say what goes after which tool result."""
+    end, so ``usedBytes`` is 0), ``refreshes`` say what goes after which tool result and
+    ``refreshBytes`` counts the entries sent for the first time."""
     body = _body(p)
     entries = tuple(
         proto.Entry(
@@ -163,9 +164,10 @@ def anchored_result(
         markers=tuple(
             proto.Marker(view_id=v, text=t) for v, t in sorted(placed.markers.items())
         ),
-        used_bytes=placed.new_bytes,
+        used_bytes=0,  # the contract's: the size of ``rendered``, which is empty here
         budget_bytes=p.budget_bytes,
         rendered="",
+        refresh_bytes=placed.new_bytes,
         placement=proto.Placement.ANCHORED,
         refreshes=tuple(
             proto.Refresh(refresh_id=r.refresh_id, after=r.after, text=r.text)

@@ -55,7 +55,8 @@ async def test_a_refresh_stays_then_retires_with_a_pointer(
     # the conversation goes on, nothing changes: the same bytes, nothing new
     third = await _project(engine, ["call_1", "call_2", "call_3"])
     assert third["refreshes"] == second["refreshes"] and third["markers"] == second["markers"]
-    assert third["usedBytes"] == 0
+    assert third["refreshBytes"] == 0 < second["refreshBytes"]  # nothing new to send
+    assert third["usedBytes"] == 0  # the size of rendered, empty under anchored
 
     # the same function changes again: its entry is retired where it stood, the new code
     # goes after the newest result, the view's marker does not move

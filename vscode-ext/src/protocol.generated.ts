@@ -280,6 +280,7 @@ export interface ProjectResult {
   rendered: string;
   placement?: Placement;
   refreshes?: Refresh[];
+  refreshBytes?: number;
 }
 
 /** One refresh of ``placement: anchored``: ``text`` goes right after the tool result of the tool call ``after``, in every request that still holds that tool result. */
