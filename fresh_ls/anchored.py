@@ -23,6 +23,8 @@ Per view, in the order the numbers in docs/performance.md rewarded:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import TYPE_CHECKING
 
 from fresh_ls import protocol as proto
@@ -30,7 +32,7 @@ from fresh_ls import wire
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger, SentEntry, place, shown_elsewhere, without_units
 from fresh_ls.core.model import View, ViewAssessment
-from fresh_ls.core.rerender import align, rerender
+from fresh_ls.core.rerender import Span, align, rerender
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import sha256_text, split_lines
 
@@ -180,26 +182,19 @@ def _patch(
     whole = any(u.kind == "file" for u in view.units)
     if whole and view.last_line != source.line_count:
         return None  # the tool would print a longer or shorter file: not the same lines
-    spans = align(view.result, split_lines(view.observed_text))
-    if spans is None or len(spans) != view.last_line - view.first_line + 1:
+    spans = _aligned(view)
+    if spans is None:
         return None
     current = source.lines[view.first_line - 1 : view.last_line]
     text = rerender(view.result, spans, current)
     if not _cheaper_in_place(view, text, behind):
         return None
     observed = "".join(current)
-    renewed = View(
-        session=view.session,
-        view_id=view.view_id,
-        path=view.path,
-        first_line=view.first_line,
-        last_line=view.last_line,
-        kind=view.kind,
-        seq=view.seq,
+    renewed = dataclasses.replace(
+        view,
         observed_text=observed,
         observed_sha256=sha256_text(observed),
         units=anchor_view(view.path, source, view.first_line, view.last_line, current, whole),
-        observed_at=view.observed_at,
         result=text,
     )
     engine._renew(renewed)
@@ -208,6 +203,21 @@ def _patch(
 
 #: A head shorter than this is not worth keeping (the marker would say more).
 MIN_HEAD_BYTES = 200
+
+
+def _aligned(view: View) -> tuple[Span, ...] | None:
+    """Where the view's observed lines stand in its result (``core.rerender.align``), one
+    span per line, or None; computed once per result (a kept head is rebuilt on every
+    request, and the result does not change)."""
+    if view.result is None:
+        return None
+    return _align_once(view.result, view.observed_text, view.last_line - view.first_line + 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _align_once(result: str, observed: str, count: int) -> tuple[Span, ...] | None:
+    spans = align(result, split_lines(observed))
+    return tuple(spans) if spans is not None and len(spans) == count else None
 
 
 def _cut_line(a: ViewAssessment) -> int | None:
@@ -224,8 +234,8 @@ def _head(view: View, cut: int) -> str | None:
     can be aligned with the observed lines and the head is worth keeping."""
     if view.result is None:
         return None
-    spans = align(view.result, split_lines(view.observed_text))
-    if spans is None or len(spans) != view.last_line - view.first_line + 1:
+    spans = _aligned(view)
+    if spans is None:
         return None
     start = spans[cut - view.first_line][0]
     head = view.result[: view.result.rfind("\n", 0, start) + 1]

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fresh_ls.core.model import View, ViewAssessment
-from fresh_ls.core.projection import _REASONS, Entry, Omission, Projection
+from fresh_ls.core.projection import Entry, Omission, Projection
+from fresh_ls.core.projection import marker_text as projection_marker_text
 
 
 def refresh_heading(seq: int) -> str:
@@ -281,6 +282,10 @@ def without_units(a: ViewAssessment, units: dict[str, str]) -> ViewAssessment:
     return ViewAssessment(a.view, a.status, [u for u in a.units if u.unit.unit_id not in units])
 
 
+#: Where the current code is, under anchored placement: in a refresh after a later result.
+IN_A_REFRESH = ("current code: {where}", "current code: {where}")
+
+
 def marker_text(
     view: View,
     labels: list[str],
@@ -289,30 +294,15 @@ def marker_text(
 ) -> str:
     """The marker of a view under anchored placement: where its current code was sent (the
     labels, each in a refresh after a later tool result), which of its lines another tool
-    result shows current, or why it is absent."""
-    who = f"{view.view_id}, an edit result," if view.kind == "editResult" else view.view_id
-    head = f"[fresh-ls] {who} showed {view.path} lines {view.first_line}-{view.last_line}"
+    result shows current, or why it is absent (``projection.marker_text``'s wording)."""
+    note = ""
     if shown:
         parts = "; ".join(
             f"lines {', '.join(f'{a}-{b}' for a, b in spans)} in the result of {other}"
             for other, spans in sorted(shown.items())
         )
         note = f"; its unchanged code is shown current elsewhere: {parts}"
-        if not labels and not omissions:
-            return f"{head}{note}."
-        head += note
-    where = ", ".join(f"[{label}]" for label in labels)
-    items = "; ".join(
-        f"{om.describe()} ({_REASONS.get(om.reason, om.reason)}"
-        f"{f', {om.bytes} bytes' if om.bytes is not None else ''})"
-        for om in omissions
-    )
-    again = f"Read {view.path} again if you need it."
-    if labels and not omissions:
-        return f"{head}; current code: {where}."
-    if labels:
-        return f"{head}; current code: {where}. Not included: {items}. {again}"
-    return f"{head}; its current code is not included: {items}. {again}"
+    return projection_marker_text(view, labels, omissions, IN_A_REFRESH, note)
 
 
 def place(

@@ -564,10 +564,25 @@ _REASONS = {
 }
 
 
-def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str:
-    """What stands in the prompt where the view's old tool result stood."""
+#: How a marker says where the current code is: (all of it, part of it); ``{where}`` is the
+#: labels. The end placement's; ``core.ledger`` has the anchored placement's.
+AT_THE_END = (
+    "it is replaced by the current code at the end of this prompt under {where}",
+    "part of it is replaced by the current code at the end of this prompt under {where}",
+)
+
+
+def marker_text(
+    view: View,
+    labels: list[str],
+    omissions: list[Omission],
+    phrases: tuple[str, str] = AT_THE_END,
+    note: str = "",
+) -> str:
+    """What stands in the prompt where the view's old tool result stood. ``note`` follows
+    the view's own words (anchored: which lines another result shows current)."""
     who = f"{view.view_id}, an edit result," if view.kind == "editResult" else view.view_id
-    head = f"[fresh-ls] {who} showed {view.path} lines {view.first_line}-{view.last_line}"
+    head = f"[fresh-ls] {who} showed {view.path} lines {view.first_line}-{view.last_line}{note}"
     where = ", ".join(f"[{label}]" for label in labels)
     items = "; ".join(
         f"{om.describe()} ({_REASONS.get(om.reason, om.reason)}"
@@ -576,14 +591,11 @@ def marker_text(view: View, labels: list[str], omissions: list[Omission]) -> str
     )
     again = f"Read {view.path} again if you need it."
     if labels and not omissions:
-        return (
-            f"{head}; it is replaced by the current code at the end of this prompt under {where}."
-        )
+        return f"{head}; {phrases[0].format(where=where)}."
     if labels:
-        return (
-            f"{head}; part of it is replaced by the current code at the end of this prompt "
-            f"under {where}. Not included: {items}. {again}"
-        )
+        return f"{head}; {phrases[1].format(where=where)}. Not included: {items}. {again}"
+    if note and not omissions:
+        return f"{head}."
     return f"{head}; its current code is not included: {items}. {again}"
 
 

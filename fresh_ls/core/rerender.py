@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 
 from fresh_ls.core.text import split_lines
 
@@ -83,7 +84,7 @@ def _decorations(result: str, starts: list[int], spans: list[Span]) -> bool:
     return all(b == a + 1 for a, b in itertools.pairwise(numbers))
 
 
-def rerender(result: str, spans: list[Span], current: list[str]) -> str:
+def rerender(result: str, spans: Sequence[Span], current: list[str]) -> str:
     """``result`` with each aligned line's text replaced by the current text of the same
     line (``current``: the lines the view's range holds now, as many as ``spans``)."""
     assert len(current) == len(spans)
