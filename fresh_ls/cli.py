@@ -17,9 +17,7 @@ if TYPE_CHECKING:
 # Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
 # tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
 # (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
-BUILTIN_COMMANDS = frozenset(
-    {"serve", "status", "stale", "project", "demo", "proxy", "run", "mcp"}
-)
+BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo", "proxy", "run", "mcp"})
 
 
 def _root(value: str) -> Path:
@@ -169,6 +167,34 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--fail-open", action="store_true")
     run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ...")
     run.set_defaults(func=cmd_run)
+
+    proxies = sub.add_parser(
+        "proxies",
+        help="the two proxies of `fresh-ls run` (Anthropic and OpenAI) without a command, "
+        "until stopped; prints one JSON line with their base URLs (editors use it to set "
+        "the environment of the terminals they start)",
+    )
+    proxies.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    proxies.add_argument("--state-dir", default=None)
+    proxies.add_argument(
+        "--anthropic-upstream",
+        default=None,
+        metavar="URL",
+        help="where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else Anthropic's API)",
+    )
+    proxies.add_argument(
+        "--openai-upstream",
+        default=None,
+        metavar="URL",
+        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else OpenAI's API)",
+    )
+    proxies.add_argument("--fail-open", action="store_true")
+    proxies.add_argument(
+        "--exit-with-stdin",
+        action="store_true",
+        help="stop when standard input closes (for a parent that holds a pipe)",
+    )
+    proxies.set_defaults(func=cmd_proxies)
 
     mcp = sub.add_parser(
         "mcp",
@@ -375,14 +401,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("fresh-ls run: say what to run: fresh-ls run -- CMD [ARGS...]", file=sys.stderr)
         return 2
     root: Path = args.root or _root(".")
-    anthropic = (
-        args.anthropic_upstream
-        or os.environ.get("ANTHROPIC_BASE_URL")
-        or DEFAULT_UPSTREAMS["anthropic"]
-    )
-    openai = (
-        args.openai_upstream or os.environ.get("OPENAI_BASE_URL") or DEFAULT_UPSTREAMS["openai"]
-    )
+    anthropic, openai = _upstreams(args)
     try:
         return asyncio.run(
             run_command(
@@ -396,6 +415,41 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         return 130
+
+
+def _upstreams(args: argparse.Namespace) -> tuple[str, str]:
+    """Where ``run`` and ``proxies`` send each request shape: the flag, else the variable
+    the agent would have used, else the public API."""
+    anthropic = (
+        args.anthropic_upstream
+        or os.environ.get("ANTHROPIC_BASE_URL")
+        or DEFAULT_UPSTREAMS["anthropic"]
+    )
+    openai = (
+        args.openai_upstream or os.environ.get("OPENAI_BASE_URL") or DEFAULT_UPSTREAMS["openai"]
+    )
+    return anthropic, openai
+
+
+def cmd_proxies(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from fresh_ls.proxy.serve import serve_pair
+
+    anthropic, openai = _upstreams(args)
+    try:
+        return asyncio.run(
+            serve_pair(
+                args.root or _root("."),
+                anthropic_upstream=anthropic,
+                openai_upstream=openai,
+                state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
+                fail_open=args.fail_open,
+                exit_with_stdin=args.exit_with_stdin,
+            )
+        )
+    except KeyboardInterrupt:
+        return 0
 
 
 def _command_of(argv: list[str]) -> str | None:

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -140,18 +141,18 @@ class _Shared:
         pass
 
 
-async def run_command(
+@contextlib.asynccontextmanager
+async def running_pair(
     root: Path,
-    argv: list[str],
     *,
     anthropic_upstream: str,
     openai_upstream: str,
     state_dir: Path | None = None,
     fail_open: bool = False,
-) -> int:
-    """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
-    pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
-    exits, and its exit status is returned."""
+) -> AsyncIterator[tuple[str, str]]:
+    """Two proxies of one fresh-ls client, one per request shape's upstream (Anthropic, then
+    OpenAI): yields their base URLs. Both records (``proxy.json``, ``proxy-openai.json``)
+    go when it ends."""
     client = await connect_server(root.resolve(), state_dir)
     shared = _Shared(client)
 
@@ -176,20 +177,91 @@ async def run_command(
                 record_name="proxy-openai.json",
             ) as (_o, openai_url),
         ):
-            env = dict(os.environ)
-            env["ANTHROPIC_BASE_URL"] = anthropic_url
-            env["OPENAI_BASE_URL"] = openai_url
-            print(
-                f"fresh-ls run: {anthropic_url} -> {anthropic_upstream}, "
-                f"{openai_url} -> {openai_upstream}",
-                file=sys.stderr,
-                flush=True,
-            )
-            try:
-                proc = await asyncio.create_subprocess_exec(*argv, env=env)
-            except OSError as exc:
-                print(f"fresh-ls run: cannot run {argv[0]}: {exc}", file=sys.stderr)
-                return 127
-            return await proc.wait()
+            yield anthropic_url, openai_url
     finally:
         await client.close()
+
+
+async def run_command(
+    root: Path,
+    argv: list[str],
+    *,
+    anthropic_upstream: str,
+    openai_upstream: str,
+    state_dir: Path | None = None,
+    fail_open: bool = False,
+) -> int:
+    """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
+    pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
+    exits, and its exit status is returned."""
+    async with running_pair(
+        root,
+        anthropic_upstream=anthropic_upstream,
+        openai_upstream=openai_upstream,
+        state_dir=state_dir,
+        fail_open=fail_open,
+    ) as (anthropic_url, openai_url):
+        env = dict(os.environ)
+        env["ANTHROPIC_BASE_URL"] = anthropic_url
+        env["OPENAI_BASE_URL"] = openai_url
+        print(
+            f"fresh-ls run: {anthropic_url} -> {anthropic_upstream}, "
+            f"{openai_url} -> {openai_upstream}",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            proc = await asyncio.create_subprocess_exec(*argv, env=env)
+        except OSError as exc:
+            print(f"fresh-ls run: cannot run {argv[0]}: {exc}", file=sys.stderr)
+            return 127
+        return await proc.wait()
+
+
+async def serve_pair(
+    root: Path,
+    *,
+    anthropic_upstream: str,
+    openai_upstream: str,
+    state_dir: Path | None = None,
+    fail_open: bool = False,
+    exit_with_stdin: bool = False,
+) -> int:
+    """``fresh-ls proxies``: the two proxies of ``fresh-ls run``, without a command, until
+    SIGTERM or SIGINT (or, with ``exit_with_stdin``, until standard input closes: an editor
+    that starts it through a pipe need not outlive it by a stray process). The first line
+    on standard output is JSON naming both base URLs, for the program that set the
+    environment of the terminals it starts."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    async with running_pair(
+        root,
+        anthropic_upstream=anthropic_upstream,
+        openai_upstream=openai_upstream,
+        state_dir=state_dir,
+        fail_open=fail_open,
+    ) as (anthropic_url, openai_url):
+        line = {
+            "anthropic": anthropic_url,
+            "openai": openai_url,
+            "anthropicUpstream": anthropic_upstream,
+            "openaiUpstream": openai_upstream,
+            "pid": os.getpid(),
+        }
+        print(json.dumps(line), flush=True)
+        if exit_with_stdin:
+            # A daemon thread, not the loop's executor: asyncio.run would wait for it at exit.
+            threading.Thread(target=_wait_eof, args=(loop, stop), daemon=True).start()
+        await stop.wait()
+    return 0
+
+
+def _wait_eof(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+    """Blocks until standard input ends (a thread: stdin may be a pipe or a tty)."""
+    with contextlib.suppress(OSError, ValueError):
+        while os.read(sys.stdin.fileno(), 65536):
+            pass
+    loop.call_soon_threadsafe(stop.set)

@@ -123,3 +123,89 @@ def test_status_shows_the_proxy_and_log_requests(
     assert {k.lower(): v for k, v in entry["headers"].items()}["x-api-key"] == "<removed>"
     assert oct(logged.stat().st_mode & 0o777) == "0o600"
     assert KEY not in proxy.stop()
+
+
+def _post(url: str, body: dict) -> bytes:
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    return urllib.request.urlopen(req, timeout=30).read()
+
+
+def test_proxies_serves_both_until_stdin_closes(workspace: Path, start_model) -> None:
+    """`fresh-ls proxies --exit-with-stdin`: the first stdout line names both base URLs,
+    each reaches its own upstream, and closing stdin stops both (records removed)."""
+    anthropic = start_model([])
+    openai = start_model([])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fresh_ls",
+            "proxies",
+            "--root",
+            str(workspace),
+            "--anthropic-upstream",
+            anthropic.url,
+            "--openai-upstream",
+            openai.url + "/v1",
+            "--exit-with-stdin",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["pid"] == proc.pid
+        assert first["anthropicUpstream"] == anthropic.url
+        _post(first["anthropic"] + "/v1/messages", {"model": "m", "messages": []})
+        _post(first["openai"] + "/chat/completions", {"model": "m", "messages": []})
+        assert [r.path for r in anthropic.records] == ["/v1/messages"]
+        assert [r.path for r in openai.records] == ["/v1/chat/completions"]
+        records = {p.name for p in (workspace / ".fresh-ls").glob("proxy*.json")}
+        assert records == {"proxy.json", "proxy-openai.json"}
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+        assert not list((workspace / ".fresh-ls").glob("proxy*.json"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_proxies_stops_on_sigterm(workspace: Path, start_model) -> None:
+    model = start_model([])
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fresh_ls",
+            "proxies",
+            "--root",
+            str(workspace),
+            "--anthropic-upstream",
+            model.url,
+            "--openai-upstream",
+            model.url,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    try:
+        assert proc.stdout is not None
+        json.loads(proc.stdout.readline())  # without --exit-with-stdin, /dev/null is no stop
+        assert proc.poll() is None
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+        assert not list((workspace / ".fresh-ls").glob("proxy*.json"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
