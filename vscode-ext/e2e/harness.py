@@ -5,6 +5,7 @@ started (through ``<root>/.fresh-ls/endpoint.json``) the way any harness would.
     python harness.py ROOT observe-ts  # agent-1 reads lines 1-3 of price.ts (call_9)
     python harness.py ROOT hold      # one connection kept open: a stale answer per stdin line
     python harness.py ROOT stale     # prints agent-1's stale views as JSON
+    python harness.py ROOT status    # every session's views, as JSON
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def main() -> int:
             out = [fresh.observe("agent-1", "price.ts", view_id="call_9", first_line=1, last_line=3)]
         elif action == "stale":
             out = fresh.stale("agent-1")
+        elif action == "status":
+            # every session with its views (the terminal test's agent names its own)
+            status = fresh.status()
+            out = {s["session"]: fresh.stale(s["session"])["views"] for s in status["sessions"]}
         else:
             print(f"unknown action {action!r}", file=sys.stderr)
             return 2

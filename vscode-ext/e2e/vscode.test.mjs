@@ -33,7 +33,7 @@ const VSIX = path.join(EXT_DIR, `fresh-ls-linux-x64-${JSON.parse(fs.readFileSync
  * still runs with the clone's .venv: it is the user's agent, not the sidecar. */
 function userEnv() {
   const env = { ...process.env, CS_DISABLE_FILE_DOWNLOADS: "1" };
-  for (const k of ["PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "CONDA_PREFIX", "FRESH_LS_PYTHON"]) delete env[k];
+  for (const k of ["PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "CONDA_PREFIX", "FRESH_LS_PYTHON", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"]) delete env[k];
   env.PATH = (env.PATH ?? "")
     .split(path.delimiter)
     .filter((d) => d && !path.resolve(d).startsWith(REPO + path.sep))
@@ -636,6 +636,149 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   await expectText(page.locator(".markers-panel-container, .markers-panel").first(), /No problems have been detected/);
   log("a deleted TypeScript view opens as plain text titled with whose view it is; Problems is empty");
   await shot(page, "09-view-document.png");
+});
+
+const CLAUDE = process.env.FRESH_LS_CLAUDE || path.join(REPO, ".cache", "agents", "claude-code", "node_modules", ".bin", "claude");
+
+/** The scripted model (e2e/model.py) on 127.0.0.1: resolves with its URL and a stop(). */
+async function startModel(ws, recordsFile) {
+  const err = fs.openSync(path.join(ARTIFACTS, "model.log"), "w");
+  const proc = spawn(PYTHON, [path.join(here, "model.py"), ws, recordsFile], { stdio: ["pipe", "pipe", err] });
+  fs.closeSync(err);
+  state.harnessServers.push(proc);
+  const first = JSON.parse(await lines(proc.stdout).next());
+  return {
+    url: first.url,
+    stop: () =>
+      new Promise((resolve) => {
+        proc.once("exit", resolve);
+        proc.stdin.end();
+      }),
+  };
+}
+
+/** Types a command line into the focused integrated terminal. */
+async function typeInTerminal(page, text) {
+  const input = page.locator(".terminal-wrapper.active .xterm-helper-textarea, .xterm-helper-textarea").last();
+  await input.waitFor({ state: "attached", timeout: 30_000 });
+  await input.focus();
+  await page.keyboard.type(text, { delay: 5 });
+  await page.keyboard.press("Enter");
+}
+
+function envFile(file) {
+  return Object.fromEntries(
+    fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+}
+
+test("an agent started in a VS Code terminal goes through the proxy and shows up", { timeout: TIMEOUT_S * 1000 }, async () => {
+  await cleanup();
+  assert.ok(fs.existsSync(CLAUDE), `Claude Code is missing (${CLAUDE}): run \`make agents\` in the repo root`);
+  const out = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "fresh-ls-e2e-agent-")));
+  let model;
+  try {
+    const { page, ws } = await launchWorkbench("terminal", {
+      settings: { "freshLs.refreshSeconds": 0, "freshLs.terminalProxy": true },
+      beforeOpen: async (root) => {
+        model = await startModel(root, path.join(out, "records.json"));
+        // The upstream, in the user's settings as a person would point it elsewhere.
+        const file = path.join(state.tmp, "user-data", "User", "settings.json");
+        const current = JSON.parse(fs.readFileSync(file, "utf8"));
+        fs.writeFileSync(file, JSON.stringify({ ...current, "freshLs.proxyUpstreamAnthropic": model.url }, null, 2));
+      },
+    });
+    const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
+    const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
+
+    // ---- the proxy is up and the status bar says so ---------------------------------------
+    const record = path.join(ws, ".fresh-ls", "proxy.json");
+    await waitFor("the terminal proxy's proxy.json", () => fs.existsSync(record), 60_000);
+    const proxyUrl = JSON.parse(fs.readFileSync(record, "utf8")).url;
+    assert.equal(JSON.parse(fs.readFileSync(record, "utf8")).upstream, model.url);
+    const statusItem = page.locator(".statusbar-item", { hasText: /proxy/ }).first();
+    await statusItem.waitFor({ state: "visible", timeout: 30_000 });
+    log(`terminal proxy on: ${proxyUrl} -> ${model.url}; the status bar says so`);
+
+    // ---- a new integrated terminal carries the proxy's base URL; a real agent runs in it -----
+    const home = path.join(out, "home");
+    fs.mkdirSync(home);
+    const script = path.join(out, "agent.sh");
+    fs.writeFileSync(
+      script,
+      [
+        "#!/bin/sh",
+        `env > '${out}/env.txt'`,
+        `HOME='${home}' ANTHROPIC_API_KEY=sk-test-not-a-real-key CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \\`,
+        "  DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1 IS_SANDBOX=1 \\",
+        `  '${CLAUDE}' -p 'What does cart.py define?' --output-format json --allowedTools Read --model claude-sonnet-4-5 \\`,
+        `  > '${out}/claude.json' 2> '${out}/claude.err'`,
+        `echo $? > '${out}/claude.rc'`,
+        "",
+      ].join("\n"),
+    );
+    fs.chmodSync(script, 0o755);
+    await runCommand(page, "Terminal: Create New Terminal");
+    await page.locator(".terminal-wrapper, .xterm").first().waitFor({ state: "visible", timeout: 30_000 });
+    await typeInTerminal(page, `sh '${script}'`);
+    await waitFor("the terminal's environment", () => fs.existsSync(path.join(out, "env.txt")), 30_000);
+    const termEnv = envFile(path.join(out, "env.txt"));
+    assert.equal(termEnv.ANTHROPIC_BASE_URL, proxyUrl, "the new terminal's ANTHROPIC_BASE_URL is not the proxy's");
+    assert.match(termEnv.OPENAI_BASE_URL ?? "", /^http:\/\/127\.0\.0\.1:\d+$/);
+    log(`the new terminal has ANTHROPIC_BASE_URL=${termEnv.ANTHROPIC_BASE_URL}`);
+    await waitFor("Claude Code to finish", () => fs.existsSync(path.join(out, "claude.rc")), 180_000, 500);
+    const rc = fs.readFileSync(path.join(out, "claude.rc"), "utf8").trim();
+    assert.equal(rc, "0", `claude exited ${rc}: ${fs.readFileSync(path.join(out, "claude.err"), "utf8")}`);
+    await shot(page, "10-terminal-agent.png");
+
+    // ---- its session and view are in the panel; an edit in the editor makes the view stale ---
+    const sessions = harness("status");
+    const names = Object.keys(sessions);
+    assert.equal(names.length, 1, `sessions: ${names.join(", ")}`);
+    const [session] = names;
+    const view = sessions[session].find((v) => v.path === "cart.py");
+    assert.ok(view, `no view of cart.py in ${session}: ${JSON.stringify(sessions[session])}`);
+    assert.equal(view.status, "fresh");
+    await statusItem.click();
+    await row(`fresh · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
+    log(`the agent's session ${session} is in the panel with view ${view.viewId} of cart.py`);
+    await page.keyboard.press("Control+P");
+    const quickInput = page.locator(".quick-input-widget input");
+    await quickInput.waitFor({ state: "visible" });
+    await quickInput.fill("cart.py");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
+    await page.keyboard.press("Enter");
+    await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("End");
+    await page.keyboard.type(" * 2");
+    await page.keyboard.press("Control+S");
+    await row(`changed · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
+    const after = harness("status")[session].find((v) => v.viewId === view.viewId);
+    assert.equal(after.status, "changed");
+    assert.equal(after.units[0].changedBy, "editor");
+    log(`an edit saved in the editor: ${view.viewId} is changed (by the editor) in the panel`);
+    await shot(page, "11-terminal-agent-stale.png");
+
+    // ---- turned off: the proxy stops, new terminals get their own environment back ---------
+    await runCommand(page, "fresh-ls: Stop Routing Terminal Agents Through the Proxy");
+    await waitFor("the proxy to stop", () => !fs.existsSync(record), 30_000);
+    await page.locator(".statusbar-item", { hasText: /proxy/ }).first().waitFor({ state: "hidden", timeout: 15_000 });
+    await runCommand(page, "Terminal: Create New Terminal");
+    await typeInTerminal(page, `env > '${out}/env-off.txt'`);
+    await waitFor("the second terminal's environment", () => fs.existsSync(path.join(out, "env-off.txt")), 30_000);
+    const offEnv = envFile(path.join(out, "env-off.txt"));
+    assert.equal(offEnv.ANTHROPIC_BASE_URL, undefined, "a terminal opened after turning it off still has the proxy's URL");
+    assert.equal(offEnv.OPENAI_BASE_URL, undefined);
+    log("turned off: the proxy stopped, the status bar dropped it, a new terminal has no base URL");
+  } finally {
+    await model?.stop();
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });
 
 /** Reads a stream line by line: `await next()` gives the next one (rejects after 30 s). */

@@ -24,6 +24,11 @@ export interface Settings {
   /** The safety-net poll of `fresh/status`, 0 for none. */
   refreshSeconds: number;
   codeLens: boolean;
+  /** Route the model requests of agents in new integrated terminals through the proxy. */
+  terminalProxy: boolean;
+  /** Where the terminal proxy sends each request shape; "" for the proxy's default. */
+  proxyUpstreamAnthropic: string;
+  proxyUpstreamOpenai: string;
 }
 
 export const DEFAULTS: Settings = {
@@ -33,6 +38,9 @@ export const DEFAULTS: Settings = {
   serverArgs: [],
   refreshSeconds: 3,
   codeLens: true,
+  terminalProxy: false,
+  proxyUpstreamAnthropic: "",
+  proxyUpstreamOpenai: "",
 };
 
 /** The keys under `freshLs.` (the manifest must declare exactly these). */
@@ -47,6 +55,10 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
   const args = get("serverArgs");
   const refresh = get("refreshSeconds");
   const lens = get("codeLens");
+  const text = (key: "proxyUpstreamAnthropic" | "proxyUpstreamOpenai"): string => {
+    const v = get(key);
+    return typeof v === "string" ? v.trim() : "";
+  };
   return {
     python: typeof python === "string" ? python.trim() : DEFAULTS.python,
     budgetBytes: typeof budget === "number" && Number.isInteger(budget) && budget >= 0 ? budget : null,
@@ -54,5 +66,8 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
     serverArgs: Array.isArray(args) && args.every((a) => typeof a === "string") ? [...args] : [],
     refreshSeconds: typeof refresh === "number" && Number.isFinite(refresh) ? refresh : DEFAULTS.refreshSeconds,
     codeLens: typeof lens === "boolean" ? lens : DEFAULTS.codeLens,
+    terminalProxy: get("terminalProxy") === true,
+    proxyUpstreamAnthropic: text("proxyUpstreamAnthropic"),
+    proxyUpstreamOpenai: text("proxyUpstreamOpenai"),
   };
 }

@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import { debounce } from "./debounce";
 import { DirtyBuffers } from "./dirty";
 import { diffTitle, OBSERVED_SCHEME, PROJECTION_SCHEME, VIEW_SCHEME } from "./diffdoc";
-import { logLine, statusBarText, statusBarTooltip } from "./labels";
+import { logLine } from "./labels";
 import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
 import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
 import { ClientMethods, type LineRange, type StaleView } from "./protocol";
@@ -20,7 +20,10 @@ import {
   viewDocumentUri,
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
-import { clearPythonOverride, settings } from "./settings";
+import { clearPythonOverride, setTerminalProxy, settings } from "./settings";
+import { statusBarText, statusBarTooltip } from "./statusbar";
+import { TerminalProxies } from "./terminal";
+import { proxyTooltipLine } from "./terminalenv";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
@@ -59,9 +62,11 @@ class Controller {
   private treeView?: vscode.TreeView<Node>;
   /** The sidecar shipped in the .vsix (`bundled/`), absent in a development build. */
   private readonly bundle: Bundle | undefined;
+  private readonly terminals: TerminalProxies;
 
   constructor(context: vscode.ExtensionContext) {
     this.bundle = readBundle(context.extensionPath);
+    this.terminals = new TerminalProxies(context.environmentVariableCollection, this.output, () => this.updateStatusBar());
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
     this.treeView = treeView;
     this.statusItem.name = "fresh-ls stale views";
@@ -94,6 +99,9 @@ class Controller {
       reg(Commands.copyEndpoint, (node?: Node) => this.copyEndpoint(node)),
       reg(Commands.forgetSession, (node?: Node) => this.forgetSession(node)),
       reg(Commands.useBundled, () => this.useBundled()),
+      reg(Commands.terminalProxyOn, () => setTerminalProxy(true)),
+      reg(Commands.terminalProxyOff, () => setTerminalProxy(false)),
+      this.terminals,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
           this.output.appendLine(logLine("settings changed: restarting the fresh-ls servers (debounced)"));
@@ -101,6 +109,12 @@ class Controller {
         }
         if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
+        if (e.affectsConfiguration("freshLs.proxyUpstreamAnthropic") || e.affectsConfiguration("freshLs.proxyUpstreamOpenai")) {
+          // New upstreams: new proxies (their URLs change, so new terminals pick them up).
+          void this.terminals.sync(false, []).then(() => this.syncTerminals());
+        } else if (e.affectsConfiguration("freshLs.terminalProxy")) {
+          this.syncTerminals();
+        }
       }),
       vscode.workspace.onDidChangeWorkspaceFolders((e) => void this.foldersChanged(e)),
       // editorDirty, pushed: a buffer going dirty or clean refreshes its folder's rows at once.
@@ -181,6 +195,14 @@ class Controller {
     this.lenses.refresh();
     this.decorations.refresh();
     this.updateStatusBar();
+    this.syncTerminals();
+  }
+
+  /** The terminal proxy follows the setting and the servers: one per running folder. */
+  private syncTerminals(): void {
+    void this.terminals.sync(settings().terminalProxy, Array.from(this.servers.values())).catch((err) =>
+      this.output.appendLine(logLine(`terminal proxy: ${err instanceof Error ? err.message : String(err)}`, undefined, "Error")),
+    );
   }
 
   private async showProblem(server: FolderServer, problem: LaunchProblem): Promise<void> {
@@ -293,8 +315,20 @@ class Controller {
   private updateStatusBar(): void {
     const running = this.model.anyRunning();
     const stale = this.model.staleCount();
-    this.statusItem.text = statusBarText(stale, running);
-    this.statusItem.tooltip = statusBarTooltip(stale, this.model.sessionCount(), running);
+    const summary = {
+      folders: Array.from(this.servers.values(), (s) => ({
+        name: s.folder.name,
+        state: s.state,
+        error: s.error,
+        pid: s.pid,
+        attached: s.attached,
+      })),
+      stale,
+      sessions: this.model.sessionCount(),
+      proxy: this.terminals.on ? proxyTooltipLine(this.terminals.active()) : undefined,
+    };
+    this.statusItem.text = statusBarText(summary);
+    this.statusItem.tooltip = statusBarTooltip(summary);
     // The count on the activity-bar icon, as Source Control counts changes.
     if (this.treeView) {
       this.treeView.badge =
@@ -430,6 +464,7 @@ class Controller {
 
   async dispose(): Promise<void> {
     if (this.pollTimer) clearInterval(this.pollTimer);
+    this.terminals.dispose();
     for (const r of this.refreshers.values()) r.cancel();
     await Promise.all(Array.from(this.servers.values(), (s) => s.dispose()));
     this.servers.clear();

@@ -183,18 +183,6 @@ export function viewTooltip(view: StaleView, session: string): string {
   return parts.join("\n\n");
 }
 
-export function statusBarText(stale: number, running: boolean): string {
-  if (!running) return "$(circle-slash) fresh-ls";
-  return stale > 0 ? `$(history) ${stale} stale` : "$(pass) fresh-ls";
-}
-
-export function statusBarTooltip(stale: number, sessions: number, running: boolean): string {
-  if (!running) return "fresh-ls: the sidecar is not running. Click to open the agent views panel.";
-  const s = `${sessions} agent ${sessions === 1 ? "session" : "sessions"}`;
-  const v = `${stale} stale ${stale === 1 ? "view" : "views"}`;
-  return `fresh-ls: ${v} across ${s}. Click to open the agent views panel.`;
-}
-
 /** The CodeLens title on a definition that a session saw in an older version. */
 export function lensTitle(sessions: string | readonly string[]): string {
   const who = typeof sessions === "string" ? [sessions] : sessions;

@@ -68,6 +68,8 @@ export const Commands = {
   forgetSession: "freshLs.forgetSession",
   openView: "freshLs.openView",
   useBundled: "freshLs.useBundledSidecar",
+  terminalProxyOn: "freshLs.terminalProxyOn",
+  terminalProxyOff: "freshLs.terminalProxyOff",
   focusPanel: "freshLs.views.focus",
 } as const;
 

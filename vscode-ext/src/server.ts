@@ -64,6 +64,8 @@ export class FolderServer {
   version?: string;
   /** True when attached to a server someone else started (through its endpoint). */
   attached = false;
+  /** The running server's pid (ours or the one attached to), for the status bar. */
+  pid?: number;
   private client?: QuietLanguageClient;
   private childPid?: number;
   private starting?: Promise<void>;
@@ -192,6 +194,7 @@ export class FolderServer {
       // The server writes its endpoint before it serves stdio, so it is there by now.
       const ep = await readEndpoint(this.endpointFile());
       this.childPid = this.attached ? undefined : ep?.pid;
+      this.pid = this.attached ? live?.pid : ep?.pid;
       this.log(this.attached ? `attached (pid ${live?.pid ?? "?"})` : `started (pid ${ep?.pid ?? "?"})`);
       this.setState("running");
       return undefined;
@@ -283,6 +286,16 @@ export class FolderServer {
     }
     // interpreterCandidates never answers an empty list.
     return { ok: false, problem: launchProblem(last!.interp, last!.failure, this.bundle) };
+  }
+
+  /** The interpreter that runs this folder's sidecar, or would (attached to a harness's
+   * server, none was looked for yet): the terminal proxy runs `fresh_ls proxies` with it. */
+  async python(): Promise<Interpreter | undefined> {
+    if (this.interpreter) return this.interpreter;
+    const found = await this.findInterpreter(settings(this.folder).python);
+    if (!found.ok) return undefined;
+    this.interpreter = found.interpreter;
+    return found.interpreter;
   }
 
   async stop(): Promise<void> {

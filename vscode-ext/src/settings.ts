@@ -30,3 +30,8 @@ export async function clearPythonOverride(): Promise<void> {
     if (value !== undefined) await config.update("python", undefined, target);
   }
 }
+
+/** Turns `freshLs.terminalProxy` on or off for the user (the change listener does the rest). */
+export async function setTerminalProxy(on: boolean): Promise<void> {
+  await vscode.workspace.getConfiguration(SECTION).update("terminalProxy", on, vscode.ConfigurationTarget.Global);
+}

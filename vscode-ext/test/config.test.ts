@@ -33,6 +33,8 @@ describe("settings", () => {
       serverArgs: ["--x", 4],
       refreshSeconds: "often",
       codeLens: "yes",
+      terminalProxy: "on",
+      proxyUpstreamAnthropic: 5,
     };
     assert.deepEqual(readSettings((k) => raw[k]), DEFAULTS);
   });
@@ -45,6 +47,9 @@ describe("settings", () => {
       serverArgs: ["--log-level", "debug"],
       refreshSeconds: 0,
       codeLens: false,
+      terminalProxy: true,
+      proxyUpstreamAnthropic: "http://127.0.0.1:9",
+      proxyUpstreamOpenai: "http://127.0.0.1:9/v1",
     };
     assert.deepEqual(readSettings((k) => raw[k]), raw);
   });

@@ -11,8 +11,6 @@ import {
   linesLabel,
   sessionDescription,
   STATUS_ICONS,
-  statusBarText,
-  statusBarTooltip,
   statusIcon,
   unitDescription,
   unitLabel,
@@ -98,17 +96,6 @@ describe("labels", () => {
     const t = unitTooltip({ ...CHANGED_METHOD.units[0], diff: long }, "cart.py");
     assert.match(t, /… \d+ more lines/);
     assert.match(t, /\+100 lines −100 lines/);
-  });
-
-  it("fills the status bar", () => {
-    assert.equal(statusBarText(2, true), "$(history) 2 stale");
-    assert.equal(statusBarText(0, true), "$(pass) fresh-ls");
-    assert.equal(statusBarText(5, false), "$(circle-slash) fresh-ls");
-    assert.equal(
-      statusBarTooltip(1, 1, true),
-      "fresh-ls: 1 stale view across 1 agent session. Click to open the agent views panel.",
-    );
-    assert.match(statusBarTooltip(0, 0, false), /not running/);
   });
 
   it("titles lenses as the issue says", () => {
