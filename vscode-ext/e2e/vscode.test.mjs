@@ -589,6 +589,14 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(endpointPid(ws), harnessServer.pid, "the extension started a server of its own");
   log(`the extension attached to the harness's server (pid ${harnessServer.pid})`);
+  // The status bar's tooltip says what the sidecar is doing: attached, to which pid.
+  // (Its accessible label carries the tooltip's text.)
+  const attachedLabel = new RegExp(`attached to pid ${harnessServer.pid} \\(a server a harness started\\)`);
+  await waitFor("the status bar to say it is attached", async () => {
+    const labels = await page.locator(".statusbar-item a, .statusbar-item").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? ""));
+    return labels.some((l) => attachedLabel.test(l));
+  }, 15_000);
+  log("the status bar says it is attached to that pid");
 
   // The harness's server dies (SIGKILL: endpoint.json still names it) and the harness starts
   // it again: the extension re-attaches by itself.

@@ -329,6 +329,8 @@ class Controller {
     };
     this.statusItem.text = statusBarText(summary);
     this.statusItem.tooltip = statusBarTooltip(summary);
+    // Screen readers hear the whole state, not the icon names of the text.
+    this.statusItem.accessibilityInformation = { label: statusBarTooltip(summary).replace(/\n/g, " "), role: "button" };
     // The count on the activity-bar icon, as Source Control counts changes.
     if (this.treeView) {
       this.treeView.badge =
