@@ -27,6 +27,25 @@ def _root(value: str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _pair_arguments(p: argparse.ArgumentParser) -> None:
+    """What ``run`` and ``proxies`` share: the root, the state dir, both upstreams."""
+    p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    p.add_argument("--state-dir", default=None)
+    p.add_argument(
+        "--anthropic-upstream",
+        default=None,
+        metavar="URL",
+        help="where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else Anthropic's API)",
+    )
+    p.add_argument(
+        "--openai-upstream",
+        default=None,
+        metavar="URL",
+        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else OpenAI's API)",
+    )
+    p.add_argument("--fail-open", action="store_true")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; given one of ``BUILTIN_COMMANDS``, the audit and replay commands
     (whose modules cost more to import than a ``status`` call) are left out."""
@@ -150,21 +169,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="run CMD with ANTHROPIC_BASE_URL and OPENAI_BASE_URL pointing at fresh-ls "
         "proxies for the current folder (fresh-ls run -- claude ...)",
     )
-    run.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
-    run.add_argument("--state-dir", default=None)
-    run.add_argument(
-        "--anthropic-upstream",
-        default=None,
-        metavar="URL",
-        help="where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else Anthropic's API)",
-    )
-    run.add_argument(
-        "--openai-upstream",
-        default=None,
-        metavar="URL",
-        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else OpenAI's API)",
-    )
-    run.add_argument("--fail-open", action="store_true")
+    _pair_arguments(run)
     run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- CMD ...")
     run.set_defaults(func=cmd_run)
 
@@ -174,21 +179,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "until stopped; prints one JSON line with their base URLs (editors use it to set "
         "the environment of the terminals they start)",
     )
-    proxies.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
-    proxies.add_argument("--state-dir", default=None)
-    proxies.add_argument(
-        "--anthropic-upstream",
-        default=None,
-        metavar="URL",
-        help="where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else Anthropic's API)",
-    )
-    proxies.add_argument(
-        "--openai-upstream",
-        default=None,
-        metavar="URL",
-        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else OpenAI's API)",
-    )
-    proxies.add_argument("--fail-open", action="store_true")
+    _pair_arguments(proxies)
     proxies.add_argument(
         "--exit-with-stdin",
         action="store_true",

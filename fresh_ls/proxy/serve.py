@@ -104,12 +104,18 @@ async def running_proxy(
         await proxy.close()
 
 
-async def serve_proxy(root: Path, upstream: str, **options: Unpack[ProxyOptions]) -> int:
+def _stop_on_signals() -> asyncio.Event:
+    """An event SIGINT and SIGTERM set: a served proxy stops cleanly (its records go)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def serve_proxy(root: Path, upstream: str, **options: Unpack[ProxyOptions]) -> int:
+    stop = _stop_on_signals()
     async with running_proxy(root, upstream, **options) as (proxy, url):
         print(f"fresh-ls proxy: {url} -> {upstream}", flush=True)
         record = Path(proxy.record_path)  # type: ignore[attr-defined]
@@ -232,11 +238,7 @@ async def serve_pair(
     that starts it through a pipe need not outlive it by a stray process). The first line
     on standard output is JSON naming both base URLs, for the program that set the
     environment of the terminals it starts."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+    stop = _stop_on_signals()
     async with running_pair(
         root,
         anthropic_upstream=anthropic_upstream,
@@ -253,6 +255,7 @@ async def serve_pair(
         }
         print(json.dumps(line), flush=True)
         if exit_with_stdin:
+            loop = asyncio.get_running_loop()
             # A daemon thread, not the loop's executor: asyncio.run would wait for it at exit.
             threading.Thread(target=_wait_eof, args=(loop, stop), daemon=True).start()
         await stop.wait()

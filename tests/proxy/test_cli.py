@@ -132,31 +132,28 @@ def _post(url: str, body: dict) -> bytes:
     return urllib.request.urlopen(req, timeout=30).read()
 
 
-def test_proxies_serves_both_until_stdin_closes(workspace: Path, start_model) -> None:
-    """`fresh-ls proxies --exit-with-stdin`: the first stdout line names both base URLs,
-    each reaches its own upstream, and closing stdin stops both (records removed)."""
-    anthropic = start_model([])
-    openai = start_model([])
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fresh_ls",
-            "proxies",
-            "--root",
-            str(workspace),
-            "--anthropic-upstream",
-            anthropic.url,
-            "--openai-upstream",
-            openai.url + "/v1",
-            "--exit-with-stdin",
-        ],
-        stdin=subprocess.PIPE,
+def _proxies(*args: str, stdin: int) -> subprocess.Popen[str]:
+    """`fresh-ls proxies ARGS` as a child, its stdout read line by line."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "fresh_ls", "proxies", *args],
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
+
+
+def test_proxies_serves_both_until_stdin_closes(workspace: Path, start_model) -> None:
+    """`fresh-ls proxies --exit-with-stdin`: the first stdout line names both base URLs,
+    each reaches its own upstream, and closing stdin stops both (records removed)."""
+    anthropic = start_model([])
+    openai = start_model([])
+    proc = _proxies(
+        "--root", str(workspace), "--anthropic-upstream", anthropic.url,
+        "--openai-upstream", openai.url + "/v1", "--exit-with-stdin",
+        stdin=subprocess.PIPE,
+    )  # fmt: skip
     try:
         assert proc.stdout is not None and proc.stdin is not None
         first = json.loads(proc.stdout.readline())
@@ -172,32 +169,16 @@ def test_proxies_serves_both_until_stdin_closes(workspace: Path, start_model) ->
         assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
         assert not list((workspace / ".fresh-ls").glob("proxy*.json"))
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _reap(proc)
 
 
 def test_proxies_stops_on_sigterm(workspace: Path, start_model) -> None:
     model = start_model([])
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "fresh_ls",
-            "proxies",
-            "--root",
-            str(workspace),
-            "--anthropic-upstream",
-            model.url,
-            "--openai-upstream",
-            model.url,
-        ],
+    proc = _proxies(
+        "--root", str(workspace), "--anthropic-upstream", model.url,
+        "--openai-upstream", model.url,
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
+    )  # fmt: skip
     try:
         assert proc.stdout is not None
         json.loads(proc.stdout.readline())  # without --exit-with-stdin, /dev/null is no stop
@@ -206,6 +187,10 @@ def test_proxies_stops_on_sigterm(workspace: Path, start_model) -> None:
         assert proc.wait(timeout=30) == 0
         assert not list((workspace / ".fresh-ls").glob("proxy*.json"))
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _reap(proc)
+
+
+def _reap(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()

@@ -401,12 +401,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.keyboard.press("Escape");
 
   // ---- CodeLens on the definition in the editor ----------------------------------------------
-  await page.keyboard.press("Control+P");
-  const quickInput = page.locator(".quick-input-widget input");
-  await quickInput.waitFor({ state: "visible" });
-  await quickInput.fill("cart.py");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
-  await page.keyboard.press("Enter");
+  await quickOpen(page, "cart.py");
   const lens = page.locator(".codelens-decoration", { hasText: "agent agent-1 saw an older version · Show diff" });
   await lens.first().waitFor({ state: "visible", timeout: 30_000 });
   log("CodeLens shown on Cart.total");
@@ -754,12 +749,7 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     await statusItem.click();
     await row(`fresh · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
     log(`the agent's session ${session} is in the panel with view ${view.viewId} of cart.py`);
-    await page.keyboard.press("Control+P");
-    const quickInput = page.locator(".quick-input-widget input");
-    await quickInput.waitFor({ state: "visible" });
-    await quickInput.fill("cart.py");
-    await page.locator(".quick-input-list .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
-    await page.keyboard.press("Enter");
+    await quickOpen(page, "cart.py");
     await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
     await page.keyboard.press("Control+Home");
     await page.keyboard.press("End");
@@ -817,6 +807,16 @@ function lines(stream) {
             });
           }),
   };
+}
+
+/** Opens a workspace file through Quick Open (Ctrl+P), as a person would. */
+async function quickOpen(page, name) {
+  await page.keyboard.press("Control+P");
+  const quickInput = page.locator(".quick-input-widget input");
+  await quickInput.waitFor({ state: "visible" });
+  await quickInput.fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ state: "visible" });
+  await page.keyboard.press("Enter");
 }
 
 /** Runs a command from the palette. A refresh elsewhere may steal focus and close the
