@@ -13,9 +13,10 @@ An attached client that loses its connection (the server was restarted: a crash,
 editor's Restart Server) reconnects once, transparently: it waits up to
 ``RECONNECT_WAIT_S`` for the root's server to accept connections again, presents the token
 it attached with (the server keeps it across restarts of the root), and sends the request
-again. Every request of the contract can be sent twice, except that an ``observe`` with no
-``viewId`` whose answer was lost registers a second view (pass ``view_id``); a plan from
-before the restart is unknown to the new server (``UnknownIdError``: plan again). A
+again. Every request of the contract can be sent twice (an ``observe`` without
+``view_id`` gets an id minted by the client, so a second send replaces the view it
+registered); a plan from before the restart is unknown to the new server
+(``UnknownIdError``: plan again). A
 notification written to a connection the server has just dropped may be lost without
 error; a ``didWrite`` lost that way is still seen by the server's watcher.
 
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
-from fresh_ls import errors, steps
+from fresh_ls import errors, ids, steps
 from fresh_ls import methods as M
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME
@@ -386,11 +387,13 @@ class _Requests(Generic[_R, _N]):
     ) -> _R:
         """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
         units}``. ``result``: the tool result as the model saw it, decorated (lets
-        ``placement: anchored`` patch it in place)."""
+        ``placement: anchored`` patch it in place). Without ``view_id`` the client mints
+        one (``fresh_ls.ids``), so sending it again after a reconnection replaces the view
+        rather than adding a second."""
         params = _params(
             session=session,
             path=path,
-            view_id=view_id,
+            view_id=view_id or ids.view_id(),
             first_line=first_line,
             last_line=last_line,
             text=text,

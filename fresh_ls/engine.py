@@ -16,13 +16,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from fresh_ls import __version__, anchored, wire
+from fresh_ls import __version__, anchored, ids, wire
 from fresh_ls import protocol as proto
 from fresh_ls.attribution import Attribution
 from fresh_ls.core import guard
@@ -282,7 +281,7 @@ class Engine:
         self._seq += 1
         view = View(
             session=session,
-            view_id=p.view_id or f"v-{uuid.uuid4().hex[:12]}",
+            view_id=p.view_id or ids.view_id(),
             path=rel,
             first_line=first,
             last_line=last,
@@ -542,7 +541,7 @@ class Engine:
             )
         if reason == proto.CheckEditReason.KNOWN:
             return _verdict(reason, tuple(out)), None
-        view_id = f"checkEdit-{uuid.uuid4().hex[:12]}"
+        view_id = ids.mint("checkEdit")
         text, lo, hi = guard.framed_text(rel, verdicts, source, view_id)
         shown = source.lines[lo - 1 : hi]
         self._seq += 1
@@ -702,8 +701,8 @@ class Engine:
                     if self._last_status.get(key) != status:
                         self._last_status[key] = status
                         by_session.setdefault(session, []).append(view.view_id)
-            for session, ids in by_session.items():
-                self._emit(session, sorted(ids), rel)
+            for session, view_ids in by_session.items():
+                self._emit(session, sorted(view_ids), rel)
 
     def _emit(self, session: str, view_ids: list[str], path: str) -> None:
         """Tell every listener (each connection) that these views changed status."""

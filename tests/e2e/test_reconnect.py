@@ -122,3 +122,24 @@ def test_the_client_presents_the_token_it_attached_with(tmp_path: Path, servers)
         _restart(servers, root, address)
         with pytest.raises(UnauthorizedError):
             client.status()
+
+
+def test_an_observe_sent_again_replaces_its_view(tmp_path: Path, servers, monkeypatch) -> None:
+    """A client mints the id of an observe that names none, so the same observe sent again
+    (as after a reconnection whose answer was lost) replaces the view instead of adding a
+    second one. Two sends with the one id the client minted: one view."""
+    from fresh_ls import ids
+
+    root = make_workspace(tmp_path / "ws")
+    servers.append(Listening(root, f"unix:{short_socket_path()}"))
+    monkeypatch.setattr(ids, "view_id", lambda: "v-minted0000")
+    with SyncClient.attach(root) as client:
+        first = client.observe("s", "cart.py", first_line=9, last_line=9)
+        again = client.observe("s", "cart.py", first_line=9, last_line=9)
+        assert first["viewId"] == again["viewId"] == "v-minted0000"
+        assert [v["viewId"] for v in client.stale("s")["views"]] == ["v-minted0000"]
+    monkeypatch.undo()
+    with SyncClient.attach(root) as client:  # the real minting: a new id each time
+        a = client.observe("s", "cart.py", first_line=9, last_line=9)["viewId"]
+        b = client.observe("s", "cart.py", first_line=9, last_line=9)["viewId"]
+        assert a != b and a.startswith("v-") and len(a) == 14
