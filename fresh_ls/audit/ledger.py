@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# The last line of a view that runs "to the end of the file" when the file length is unknown.
-END = 1 << 40
+from fresh_ls.toolcalls.lines import END
 
 
 @dataclass

@@ -10,24 +10,14 @@ edit did not change does not make a view stale.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from fresh_ls.toolcalls.lines import LineEdit
 from fresh_ls.toolcalls.numbered import Listing
 
 # Lines of context the str_replace_editor prints before an edit (OpenHands, SWE-agent 1.x).
 SNIPPET_CONTEXT = 4
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
-
-
-@dataclass
-class LineEdit:
-    """Lines ``first .. first+old_count-1`` became ``new_lines`` (None: text not known)."""
-
-    first: int
-    old_count: int
-    new_lines: list[str | None]
-    how: str
 
 
 def _norm(text: str) -> str:

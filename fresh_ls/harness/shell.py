@@ -22,19 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fresh_ls.audit.ledger import END
 from fresh_ls.client import (
     FileUnreadableError,
     InvalidParamsError,
     PathOutsideRootError,
 )
 from fresh_ls.harness.rewrite import Format, ResultId, Rewritten, ViewIds, rewrite_request
-from fresh_ls.toolcalls.numbered import parse_cat_n, plain_lines
+from fresh_ls.toolcalls.filtered_reads import numbered_filter_read
+from fresh_ls.toolcalls.lines import END
+from fresh_ls.toolcalls.numbered import plain_lines
 from fresh_ls.toolcalls.roots import AgentRoots
-from fresh_ls.toolcalls.sed import parse_sed
 from fresh_ls.toolcalls.shell_effects import Read, analyze
-from fresh_ls.toolcalls.shell_parse import Pipeline, parse
-from fresh_ls.toolcalls.shell_reads import operands
+from fresh_ls.toolcalls.shell_parse import parse
 
 log = logging.getLogger("fresh_ls.harness")
 
@@ -50,42 +49,6 @@ class Recorded:
     views: list[dict[str, Any]] = field(default_factory=list)  # fresh/observe results
     wrote: list[str] = field(default_factory=list)  # root-relative paths reported written
     skipped: list[str] = field(default_factory=list)  # reads that could not be views, and why
-
-
-def numbered_filter_read(pipeline: Pipeline, output: str, cwd: str | None) -> Read | None:
-    """``nl -ba F | sed -n 'A,Bp'`` (or ``cat -n F | ...``, with ``head``/``tail`` filters):
-    the lines shown, numbered by the listing itself."""
-    commands = pipeline.commands
-    if len(commands) < 2 or not commands[0].argv:
-        return None
-    first = commands[0]
-    name, argv = first.argv[0], first.argv
-    if first.redirects:
-        return None
-    if name == "nl":
-        if not ("-ba" in argv or ("-b" in argv and argv[argv.index("-b") + 1 :][:1] == ["a"])):
-            return None
-        files = operands(argv, ("-b", "-n", "-w", "-s", "-v", "-i"))
-    elif name == "cat" and "-n" in argv[1:]:
-        files = operands(argv)
-    else:
-        return None
-    if len(files) != 1:
-        return None
-    for later in commands[1:]:
-        if later.redirects or not later.argv:
-            return None
-        if later.argv[0] == "sed":
-            call = parse_sed(later.argv)
-            if call.in_place or call.print_range is None or call.files:
-                return None
-        elif later.argv[0] not in ("head", "tail") or operands(later.argv, ("-n", "-c")):
-            return None
-    lines = plain_lines(output)
-    listing = parse_cat_n("\n".join(lines))
-    if listing is None or listing.last - listing.first + 1 != len(lines):
-        return None  # anything but the listing itself (an error, a clipped tail): no view
-    return Read(files[0], cwd, listing.first, listing.last, listing.lines)
 
 
 class ShellBridge:

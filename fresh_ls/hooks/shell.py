@@ -4,11 +4,12 @@ Without this, a file the agent changes through ``Bash`` (``sed -i``, a formatter
 a heredoc) would reach the note as changed "outside the agent", and a ``cat -n`` it ran
 would be no view. The proxy's own recognizer reads the command
 (``fresh_ls.toolcalls.agents.recognize``, the same one ``fresh-ls proxy`` uses), imported
-here only for a ``Bash`` event: ``fresh_ls.toolcalls`` imports ``fresh_ls.audit.ledger``,
-and with it the whole audit package, about 90 ms that a Read or an Edit hook must not pay
-(benchmarks/bench_hooks.py measures the Bash case). Claude Code sends ``PostToolUse``
-only for a call that succeeded (a failure is ``PostToolUseFailure``), and its
-``tool_response.stdout`` is the output without its final newline.
+here only for a ``Bash`` event: its parsers cost about 25 ms of imports that a Read or an
+Edit hook must not pay (benchmarks/bench_hooks.py measures the Bash case; it imports neither
+the audit package nor the harness's client, tests/hooks/test_hook_e2e.py checks). Claude
+Code sends ``PostToolUse`` only for a call that succeeded (a failure is
+``PostToolUseFailure``), and its ``tool_response.stdout`` is the output without its final
+newline.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fresh_ls.audit.ledger import END
+from fresh_ls.toolcalls.lines import END
 from fresh_ls.toolcalls.numbered import cat_n_header, parse_cat_n, plain_lines
 from fresh_ls.toolcalls.shell_effects import analyze
 from fresh_ls.toolcalls.shell_parse import parse
@@ -242,7 +242,7 @@ def shell_effects(
         effects.append(Wrote(write.path, write.cwd))
     reads = list(found.reads)
     if not reads and returncode in (None, 0):
-        from fresh_ls.harness.shell import numbered_filter_read
+        from fresh_ls.toolcalls.filtered_reads import numbered_filter_read
 
         work = [p for p in parse(command) if p.commands[0].argv[:1] != ["cd"]]
         if len(work) == 1:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fresh_ls.audit.ledger import END
+from fresh_ls.toolcalls.lines import END
 
 
 @dataclass

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fresh_ls.audit.ledger import END
+from fresh_ls.toolcalls.lines import END
 from fresh_ls.toolcalls.numbered import parse_cat_n, plain_lines
 from fresh_ls.toolcalls.sed import parse_sed
 from fresh_ls.toolcalls.shell_parse import Pipeline

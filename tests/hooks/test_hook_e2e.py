@@ -211,6 +211,39 @@ def test_the_hook_path_imports_nothing_heavy(project: Path, server: Server) -> N
     assert [v["status"] for v in stale(project)["views"]] == ["fresh"]
 
 
+def test_a_bash_hook_loads_the_command_parser_without_the_audit(
+    project: Path, server: Server
+) -> None:
+    """A Bash event loads the proxy's command recognizer (``fresh_ls.toolcalls``), which
+    shares two small shapes with the transcript audit: they live in ``toolcalls.lines``,
+    so the audit package (about 30 ms of imports) stays out of the hook."""
+    (project / "calc.py").write_text(CALC)
+    bash = {
+        "session_id": SID,
+        "cwd": str(project),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "sed -i 's|a // 5|a // 4|' calc.py", "description": "x"},
+        "tool_response": {"stdout": "", "stderr": "", "interrupted": False},
+        "tool_use_id": "toolu_3",
+    }
+    probe = (
+        "import io, json, sys\n"
+        "from fresh_ls.cli import main\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({json.dumps(bash)!r}.encode()))\n"
+        "code = main(['hook', 'claude-code'])\n"
+        "heavy = ('fresh_ls.audit', 'fresh_ls.replay', 'fresh_ls.client', 'pygls', 'asyncio')\n"
+        "print(json.dumps([code, 'fresh_ls.toolcalls.agents' in sys.modules,\n"
+        "                  sorted(m for m in sys.modules if m.startswith(heavy))]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=ENV
+    )
+    assert done.returncode == 0, done.stderr
+    code, parsed, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert (code, parsed, loaded) == (0, True, [])
+
+
 def test_a_bash_write_by_the_agent_is_its_own_not_outside(project: Path, server: Server) -> None:
     (project / "calc.py").write_text(CALC)
     assert run_hook(read(project, "toolu_1", start=8, limit=2)).code == 0
