@@ -363,6 +363,9 @@ class StaleView:
     editor_dirty: bool
     observed: ObservedRange
     units: tuple[StaleUnit, ...]
+    #: When the view was registered, in seconds since the epoch (the server's clock): the
+    #: editor's "read 5 minutes ago"
+    observed_at: float = attrs.field(metadata=ADDED)
 
 
 @attrs.frozen(kw_only=True)

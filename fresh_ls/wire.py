@@ -89,6 +89,7 @@ def stale_view(
             first_line=v.first_line, last_line=v.last_line, sha256=v.observed_sha256
         ),
         units=tuple(units),
+        observed_at=v.observed_at,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,14 @@ LINE_9 = "        subtotal = quantity * RATE\n"
 
 
 async def test_untouched_view_is_fresh_with_its_full_shape(fresh: Lsp) -> None:
+    before = time.time()
     observed = await fresh.observe(path="cart.py", viewId="call_7", firstLine=9, lastLine=9)
-    assert await fresh.stale() == {
+    after = time.time()
+    got = await fresh.stale()
+    # When it was read, by the server's wall clock: the editor's "read 5 minutes ago".
+    observed_at = got["views"][0].pop("observedAt")
+    assert before <= observed_at <= after
+    assert got == {
         "views": [
             {
                 "viewId": "call_7",

@@ -325,6 +325,7 @@ export interface StaleView {
   editorDirty: boolean;
   observed: ObservedRange;
   units: StaleUnit[];
+  observedAt?: number; // addition to the contract
 }
 
 export interface StatusParams {}
