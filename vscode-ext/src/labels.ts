@@ -62,11 +62,38 @@ export function unitLabel(unit: StaleUnit): string {
   return `${unit.status} · ${unitName(unit)}`;
 }
 
-/** Description of a view: `cart.py lines 8-10`, plus `(edit result)` or `· unsaved edits`. */
-export function viewDescription(view: StaleView): string {
-  let text = pathLines(view.path, view.observed);
+/** When a view was read, in words: `read just now`, `read 5 minutes ago`, `read 2 hours ago`.
+ * `observedAt` is in seconds since the epoch (the server's clock); a clock a little ahead of
+ * ours reads as "just now", never as the future. Undefined for an older server's views. */
+export function readAgo(observedAt: number | undefined, nowMs: number): string | undefined {
+  if (observedAt === undefined || !Number.isFinite(observedAt)) return undefined;
+  const minutes = Math.floor(Math.max(0, nowMs / 1000 - observedAt) / 60);
+  if (minutes < 1) return "read just now";
+  const plural = (n: number, unit: string) => `read ${n} ${unit}${n === 1 ? "" : "s"} ago`;
+  if (minutes < 60) return plural(minutes, "minute");
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return plural(hours, "hour");
+  return plural(Math.floor(hours / 24), "day");
+}
+
+/** Where a view's row says it is from: its file (grouped by session) or its session (grouped
+ * by file, where the file is the row above). */
+export type ViewContext = "path" | "session";
+
+/** Description of a view: `cart.py lines 8-10 · read 5 minutes ago`, plus `(edit result)` or
+ * `· unsaved edits`; under a file row, `agent-1 · lines 8-10 · …`. */
+export function viewDescription(
+  view: StaleView,
+  opts: { nowMs?: number; context?: ViewContext; session?: string } = {},
+): string {
+  let text =
+    opts.context === "session" && opts.session !== undefined
+      ? `${opts.session} · ${linesLabel(view.observed)}`
+      : pathLines(view.path, view.observed);
   if (view.kind === "editResult") text += " (edit result)";
   if (view.editorDirty) text += " · unsaved edits";
+  const ago = opts.nowMs !== undefined ? readAgo(view.observedAt, opts.nowMs) : undefined;
+  if (ago) text += ` · ${ago}`;
   return text;
 }
 
@@ -158,12 +185,16 @@ export function unitTooltip(unit: StaleUnit, path: string): string {
 }
 
 /** Markdown tooltip of a view: status, path and lines, units, diff summary, who changed it. */
-export function viewTooltip(view: StaleView, session: string): string {
+export function viewTooltip(view: StaleView, session: string, nowMs?: number): string {
   const parts = [
     `**${view.status}** · view ${escapeMarkdown(view.viewId)} of session ${escapeMarkdown(session)}`,
     escapeMarkdown(viewDescription(view)),
     `_${STATUS_MEANING[view.status] ?? view.status}_`,
   ];
+  if (view.observedAt !== undefined && nowMs !== undefined) {
+    const ago = readAgo(view.observedAt, nowMs);
+    parts.push(`${ago} (${new Date(view.observedAt * 1000).toLocaleString()})`);
+  }
   const total: DiffStats = { added: 0, removed: 0, hunks: 0 };
   const who = new Set<string>();
   for (const unit of view.units) {

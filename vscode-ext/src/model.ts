@@ -37,7 +37,9 @@ export type Node =
   | { type: "folder"; folder: string }
   | { type: "message"; folder: string; text: string; tooltip?: string; icon: IconSpec }
   | { type: "session"; folder: string; session: string }
-  | { type: "view"; folder: string; session: string; viewId: string }
+  | { type: "file"; folder: string; path: string }
+  /** `under: "file"`: the row sits under its file (grouped by file), not under its session. */
+  | { type: "view"; folder: string; session: string; viewId: string; under?: "file" }
   | { type: "unit"; folder: string; session: string; viewId: string; unitId: string };
 
 export interface ClickAction {
@@ -70,8 +72,27 @@ export const Commands = {
   useBundled: "freshLs.useBundledSidecar",
   terminalProxyOn: "freshLs.terminalProxyOn",
   terminalProxyOff: "freshLs.terminalProxyOff",
+  onlyStale: "freshLs.showOnlyStale",
+  allViews: "freshLs.showAllViews",
+  groupByFile: "freshLs.groupByFile",
+  groupBySession: "freshLs.groupBySession",
+  openViewRow: "freshLs.openViewRow",
+  copyMarker: "freshLs.copyMarker",
+  forgetView: "freshLs.forgetView",
+  showLogs: "freshLs.showLogs",
+  openSettings: "freshLs.openSettings",
+  getStarted: "freshLs.getStarted",
   focusPanel: "freshLs.views.focus",
 } as const;
+
+/** `publisher.name` in package.json: how VS Code names this extension. */
+export const EXTENSION_ID = "fresh-ls.fresh-ls";
+
+/** The getting-started walkthrough (package.json `contributes.walkthroughs`), by full id. */
+export const WALKTHROUGH = `${EXTENSION_ID}#getStarted`;
+
+/** Context keys the view title's toggles read (package.json `when` clauses). */
+export const ContextKeys = { onlyStale: "freshLs.onlyStale", groupBy: "freshLs.groupBy" } as const;
 
 /** What a click on a view (or unit) does. */
 export interface ViewTarget {
@@ -81,8 +102,21 @@ export interface ViewTarget {
   unitId?: string;
 }
 
+/** How the panel lists views: every view or only the stale ones; under their sessions or
+ * under their files. The view title's filter and group buttons set them. */
+export interface PanelOptions {
+  onlyStale: boolean;
+  groupBy: "session" | "file";
+}
+
+export const DEFAULT_OPTIONS: PanelOptions = { onlyStale: false, groupBy: "session" };
+
 export class PanelModel {
   private readonly folders = new Map<string, FolderState>();
+  options: PanelOptions = { ...DEFAULT_OPTIONS };
+
+  /** `now` in milliseconds: the clock "read 5 minutes ago" is measured against. */
+  constructor(private readonly now: () => number = () => Date.now()) {}
 
   /** Folders in the order they were set (the workspace's order). */
   list(): FolderState[] {
@@ -126,8 +160,34 @@ export class PanelModel {
     return this.folders.get(folder)?.status?.sessions ?? [];
   }
 
+  /** A session's views as the panel lists them: worst first, only stale ones if so filtered. */
   views(folder: string, session: string): StaleView[] {
-    return sortViews(this.folders.get(folder)?.views.get(session) ?? []);
+    return sortViews(this.folders.get(folder)?.views.get(session) ?? []).filter(
+      (v) => !this.options.onlyStale || isStale(v.status),
+    );
+  }
+
+  /** Files with listed views (by path), each with its views and their sessions, worst first. */
+  files(folder: string): { path: string; views: { session: string; view: StaleView }[] }[] {
+    const byPath = new Map<string, { session: string; view: StaleView }[]>();
+    const f = this.folders.get(folder);
+    for (const session of Array.from(f?.views.keys() ?? []).sort(naturalCompare)) {
+      for (const view of this.views(folder, session)) {
+        const list = byPath.get(view.path) ?? [];
+        list.push({ session, view });
+        byPath.set(view.path, list);
+      }
+    }
+    return Array.from(byPath, ([path, views]) => ({
+      path,
+      views: views.sort(
+        (a, b) =>
+          rank(b.view.status) - rank(a.view.status) ||
+          a.view.observed.firstLine - b.view.observed.firstLine ||
+          naturalCompare(a.session, b.session) ||
+          naturalCompare(a.view.viewId, b.view.viewId),
+      ),
+    })).sort((a, b) => naturalCompare(a.path, b.path));
   }
 
   view(folder: string, session: string, viewId: string): StaleView | undefined {
@@ -176,6 +236,10 @@ export class PanelModel {
         const f = this.folders.get(node.folder);
         return f ? this.folderChildren(f) : [];
       }
+      case "file":
+        return (this.files(node.folder).find((f) => f.path === node.path)?.views ?? []).map(
+          ({ session, view }) => ({ type: "view", folder: node.folder, session, viewId: view.viewId, under: "file" }) as Node,
+        );
       case "session":
         return this.views(node.folder, node.session).map((v) => ({
           type: "view",
@@ -217,7 +281,19 @@ export class PanelModel {
       return [{ type: "message", folder: f.key, text: "the sidecar is stopped", icon: { id: "debug-stop" } }];
     }
     // No sessions: an empty list, so the view shows its welcome text.
-    return (f.status?.sessions ?? []).map((s) => ({ type: "session", folder: f.key, session: s.session }) as Node);
+    const sessions = f.status?.sessions ?? [];
+    if (sessions.length === 0) return [];
+    const rows: Node[] =
+      this.options.groupBy === "file"
+        ? this.files(f.key).map((file) => ({ type: "file", folder: f.key, path: file.path }) as Node)
+        : sessions
+            .filter((s) => !this.options.onlyStale || this.views(f.key, s.session).length > 0)
+            .map((s) => ({ type: "session", folder: f.key, session: s.session }) as Node);
+    if (rows.length === 0 && this.options.onlyStale) {
+      // Filtered down to nothing: say so, rather than the welcome text of an empty panel.
+      return [{ type: "message", folder: f.key, text: "no stale views", tooltip: "Every view is fresh. “Show All Views” lists them.", icon: { id: "pass", color: "testing.iconPassed" } }];
+    }
+    return rows;
   }
 
   /** What `node`'s row shows. */
@@ -260,16 +336,36 @@ export class PanelModel {
           contextValue: "session",
         };
       }
+      case "file": {
+        const listed = this.files(node.folder).find((f) => f.path === node.path)?.views ?? [];
+        const stale = listed.filter((v) => isStale(v.view.status)).length;
+        const sessions = new Set(listed.map((v) => v.session)).size;
+        const description = `${sessionDescription(listed.length, stale)} · ${sessions} ${sessions === 1 ? "session" : "sessions"}`;
+        return {
+          id: `file:${node.folder}:${node.path}`,
+          label: node.path,
+          description,
+          tooltip: `**${node.path}**: ${description}`,
+          icon: stale > 0 ? { id: "file", color: "editorWarning.foreground" } : { id: "file" },
+          collapsible: "expanded",
+          contextValue: "file",
+        };
+      }
       case "view": {
         const view = this.view(node.folder, node.session, node.viewId);
         if (!view) {
           return { id: viewRowId(node), label: node.viewId, collapsible: "none", contextValue: "view" };
         }
+        const nowMs = this.now();
         return {
           id: viewRowId(node),
           label: viewLabel(view),
-          description: viewDescription(view),
-          tooltip: viewTooltip(view, node.session),
+          description: viewDescription(view, {
+            nowMs,
+            context: node.under === "file" ? "session" : "path",
+            session: node.session,
+          }),
+          tooltip: viewTooltip(view, node.session, nowMs),
           icon: statusIcon(view.status),
           // One unit that covers the view says nothing new: no need to open it.
           collapsible: view.units.length > 1 || isStale(view.status) ? "collapsed" : "none",

@@ -16,12 +16,31 @@ import {
   unitLabel,
   unitName,
   unitTooltip,
+  readAgo,
   viewDescription,
   viewLabel,
   viewTooltip,
 } from "../src/labels";
 import { STATUS_ORDER } from "../src/protocol";
 import { CHANGED_FILE, CHANGED_METHOD, DELETED, FRESH_INIT, MOVED } from "./fixtures";
+
+describe("read N minutes ago", () => {
+  const at = 1_700_000_000;
+  const table: [number, string][] = [
+    [0, "read just now"],
+    [59, "read just now"],
+    [-30, "read just now"], // the server's clock a little ahead of ours
+    [60, "read 1 minute ago"],
+    [5 * 60 + 59, "read 5 minutes ago"],
+    [3600, "read 1 hour ago"],
+    [5 * 3600, "read 5 hours ago"],
+    [86400 * 3, "read 3 days ago"],
+  ];
+  for (const [seconds, words] of table) {
+    it(`${seconds} s → ${words}`, () => assert.equal(readAgo(at, (at + seconds) * 1000), words));
+  }
+  it("says nothing without a time", () => assert.equal(readAgo(undefined, 0), undefined));
+});
 
 describe("labels", () => {
   it("has an icon and colour for every status", () => {
@@ -50,6 +69,14 @@ describe("labels", () => {
     assert.equal(viewLabel(CHANGED_METHOD), "changed · call_7");
     assert.equal(viewDescription(CHANGED_METHOD), "cart.py lines 8-10");
     assert.equal(viewDescription(MOVED), "src/util.py lines 3-4 (edit result) · unsaved edits");
+    const read = { ...CHANGED_METHOD, observedAt: 1_000_000 };
+    assert.equal(viewDescription(read, { nowMs: 1_000_000_000 + 5 * 60_000 }), "cart.py lines 8-10 · read 5 minutes ago");
+    assert.equal(
+      viewDescription(read, { nowMs: 1_000_000_000, context: "session", session: "agent-1" }),
+      "agent-1 · lines 8-10 · read just now",
+    );
+    // An older server sends no observedAt: nothing is said.
+    assert.equal(viewDescription(CHANGED_METHOD, { nowMs: 1 }), "cart.py lines 8-10");
     assert.equal(unitDescription(CHANGED_METHOD.units[0], "cart.py"), "cart.py lines 8-10");
     assert.equal(unitDescription(MOVED.units[0], "src/util.py"), "src/util.py lines 3-4 → now lines 5-6");
     assert.equal(unitDescription(DELETED.units[0], "gone.py"), "gone.py lines 1-2");

@@ -246,3 +246,60 @@ describe("explorer decorations", () => {
     assert.equal(staleFiles(undefined).size, 0);
   });
 });
+
+describe("filter and grouping", () => {
+  const ids = (nodes: Node[]) => nodes.map((n) => ("viewId" in n ? n.viewId : n.type === "file" ? `file ${n.path}` : n.type));
+
+  it("only stale: drops fresh views, and sessions left with none", () => {
+    const m = modelWith({ "agent-1": [FRESH_INIT, CHANGED_METHOD], "agent-2": [FRESH_INIT] });
+    m.options = { onlyStale: true, groupBy: "session" };
+    const top = m.children();
+    assert.deepEqual(top, [{ type: "session", folder: "file:///ws", session: "agent-1" }]);
+    assert.deepEqual(ids(m.children(top[0])), ["call_7"]);
+  });
+
+  it("only stale with nothing stale says so instead of the welcome text", () => {
+    const m = modelWith({ "agent-1": [FRESH_INIT] });
+    m.options = { onlyStale: true, groupBy: "session" };
+    const top = m.children();
+    assert.equal(top.length, 1);
+    assert.equal(m.row(top[0]).label, "no stale views");
+    // No session at all: still the welcome text (an empty list).
+    const empty = modelWith({});
+    empty.options = { onlyStale: true, groupBy: "session" };
+    assert.deepEqual(empty.children(), []);
+  });
+
+  it("by file: files → views of every session, worst first, each row naming its session", () => {
+    const m = modelWith({ "agent-2": [CHANGED_FILE, MOVED], "agent-1": [FRESH_INIT, CHANGED_METHOD] });
+    m.options = { onlyStale: false, groupBy: "file" };
+    const files = m.children();
+    assert.deepEqual(ids(files), ["file cart.py", "file src/util.py"]);
+    const cart = m.children(files[0]);
+    assert.deepEqual(ids(cart), ["call_8", "call_7", "call_3"]);
+    assert.deepEqual(cart[0], { type: "view", folder: "file:///ws", session: "agent-2", viewId: "call_8", under: "file" });
+    assert.match(m.row(cart[1]).description ?? "", /^agent-1 · lines 8-10/);
+    const fileRow = m.row(files[0]);
+    assert.equal(fileRow.label, "cart.py");
+    assert.equal(fileRow.description, "3 views · 2 stale · 2 sessions");
+    assert.equal(fileRow.contextValue, "file");
+    // Units stay under their view.
+    assert.equal(m.children(cart[1]).length, 1);
+  });
+
+  it("by file and only stale together", () => {
+    const m = modelWith({ "agent-1": [FRESH_INIT, CHANGED_METHOD] });
+    m.options = { onlyStale: true, groupBy: "file" };
+    const files = m.children();
+    assert.deepEqual(ids(m.children(files[0])), ["call_7"]);
+  });
+
+  it("says when each view was read, by the model's clock", () => {
+    const m = new PanelModel(() => 1_700_000_000_000 + 7 * 60_000);
+    m.upsert(folder());
+    m.setSnapshot("file:///ws", status([{ session: "a", views: 1, stale: 1 }]), new Map([["a", [{ ...CHANGED_METHOD, observedAt: 1_700_000_000 }]]]));
+    const [view] = m.children(m.children()[0]);
+    assert.equal(m.row(view).description, "cart.py lines 8-10 · read 7 minutes ago");
+    assert.match(m.row(view).tooltip ?? "", /read 7 minutes ago \(/);
+  });
+});

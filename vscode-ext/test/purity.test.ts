@@ -17,6 +17,7 @@ const PURE = [
   "debounce.ts",
   "recovery.ts",
   "dirty.ts",
+  "gutterlines.ts",
 ];
 
 describe("pure modules", () => {
