@@ -3,9 +3,11 @@
 // extension started and observes cart.py; the file is then edited on disk. The test asserts
 // that the panel shows the view as changed (status bar, tooltip too), the CodeLens, that an
 // editor buffer reaches the engine, that clicking the view opens the diff, the commands (Show
-// Projection, Copy Harness Endpoint, Forget Session), the restart on a settings change with
-// the message for a Python without fresh_ls, and the restart after a crash. Screenshots go to
-// e2e/artifacts/; the diff one is copied to media/screenshot.png for the README.
+// Projection, Copy Harness Endpoint, Forget Session), the view title's filter, grouping, logs
+// and settings, the rows' inline actions, the gutter marks, the walkthrough, the restart on a
+// settings change with the message for a Python without fresh_ls, and the restart after a
+// crash. Screenshots go to e2e/artifacts/; four are copied to media/ for the README
+// (panel.png, diff.png, decorations.png, walkthrough.png).
 //
 // Run: `make -C vscode-ext e2e` (installs what is missing first). Bounded by E2E_TIMEOUT_S;
 // everything it starts (code-server, its extension host, the sidecar, chromium) is stopped.
@@ -352,7 +354,9 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
   const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
   await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
-  log("panel shows call_7 as fresh");
+  // When it was read (observedAt, a moment ago).
+  await expectText(row("fresh · call_7"), /cart\.py lines 8-10 · read just now/);
+  log("panel shows call_7 as fresh, read just now");
   // A wider side bar, so the rows' descriptions fit in the screenshots.
   const sidebar = await page.locator(".part.sidebar").boundingBox();
   if (sidebar) {
@@ -388,7 +392,30 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   log("the Explorer decorates cart.py with 1");
   await statusItem.click();
   await changedRow.waitFor({ state: "visible" });
-  await shot(page, "02-panel-changed.png");
+  await page.mouse.move(0, 0);
+  const panelShot = await shot(page, "02-panel-changed.png");
+
+  // ---- the view title: only stale, group by file, and back ------------------------------------
+  await titleAction(page, panel, "Show Only Stale Views");
+  await waitFor("call_3 (fresh) to leave the filtered panel", async () => (await row("fresh · call_3").count()) === 0, 15_000);
+  await changedRow.waitFor({ state: "visible" });
+  await titleAction(page, panel, "Show All Views");
+  await row("fresh · call_3").waitFor({ state: "visible" });
+  await titleAction(page, panel, "Group Views by File");
+  const fileRow = row("2 views · 1 stale · 1 session");
+  await fileRow.waitFor({ state: "visible" });
+  await expectText(fileRow, /cart\.py/);
+  await expectText(changedRow, /agent-1 · lines 8-10/);
+  await shot(page, "02c-by-file.png");
+  await titleAction(page, panel, "Group Views by Session");
+  await row(/^agent-1/).first().waitFor({ state: "visible" });
+  await expectText(changedRow, /cart\.py lines 8-10/);
+  log("view title: only stale hides the fresh view, group by file lists cart.py with both views");
+
+  // ---- a row's inline action: Copy Marker ------------------------------------------------------
+  await rowAction(changedRow, "Copy Marker");
+  await waitFor("the marker on the clipboard", async () => /^\[fresh-ls\] call_7 /.test(await page.evaluate(() => navigator.clipboard.readText())), 10_000);
+  log(`Copy Marker: ${(await page.evaluate(() => navigator.clipboard.readText())).split("\n")[0].slice(0, 90)}…`);
 
   // The tooltip carries the diff summary and who changed the lines.
   await changedRow.locator(".label-name").hover();
@@ -406,6 +433,20 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await lens.first().waitFor({ state: "visible", timeout: 30_000 });
   log("CodeLens shown on Cart.total");
   await shot(page, "03-codelens.png");
+  // The gutter marks the line that changed since agent-1 read it, and only that one.
+  const changedLine = CART.split("\n").findIndex((l) => l.includes("quantity * RATE")) + 1;
+  await waitFor(`the gutter mark on line ${changedLine}`, async () => JSON.stringify(await gutterLines(page)) === JSON.stringify([changedLine]), 15_000)
+    .catch(async (err) => {
+      throw new Error(`${err.message}; marked: ${JSON.stringify(await gutterLines(page))}`);
+    });
+  log(`the gutter marks line ${changedLine}`);
+  // The README's picture of the marks: the Explorer's decoration beside the editor's gutter.
+  await page.keyboard.press("Control+Shift+E");
+  await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
+  await page.mouse.move(0, 0);
+  await page.waitForTimeout(300);
+  const decorationsShot = await shot(page, "03b-decorations.png");
+  await statusItem.click();
 
   // ---- the editor's buffer reaches the same engine over LSP (didOpen/didChange) -------------
   await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
@@ -458,8 +499,29 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   );
   log("Copy Harness Endpoint put the endpoint's address and token on the clipboard");
 
-  fs.copyFileSync(final, path.join(EXT_DIR, "media", "screenshot.png"));
-  log("copied 04-diff.png to media/screenshot.png");
+  // ---- Show Logs, the settings gear, the walkthrough ------------------------------------------
+  await statusItem.click();
+  await titleAction(page, panel, "Show Logs");
+  await expectText(page.locator(".part.panel .view-lines"), /\[Info {2}- /);
+  await page.keyboard.press("Control+J"); // the panel goes away again
+  await titleAction(page, panel, "Open Settings");
+  await page.locator(".settings-editor .setting-item", { hasText: /Gutter/ }).first().waitFor({ state: "visible" });
+  await expectText(page.locator(".settings-editor .settings-header"), /@ext:fresh-ls\.fresh-ls/);
+  log("the view title's Show Logs opens the output, its gear the extension's settings");
+  await runCommand(page, "fresh-ls: Get Started");
+  const walkthrough = page.locator(".gettingStartedContainer");
+  await expectText(walkthrough, /Get started with fresh-ls/);
+  await expectText(walkthrough, /The sidecar runs by itself/);
+  await expectText(walkthrough, /Agents in VS Code terminals/);
+  await page.mouse.move(0, 0);
+  await page.waitForTimeout(500);
+  const walkthroughShot = await shot(page, "05b-walkthrough.png");
+  log("fresh-ls: Get Started opens the walkthrough");
+
+  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [walkthroughShot, "walkthrough.png"]]) {
+    fs.copyFileSync(from, path.join(EXT_DIR, "media", to));
+  }
+  log("copied the panel, diff, decorations and walkthrough screenshots to media/");
 
   // ---- a settings change restarts the server; a missing fresh_ls says how to fix it --------
   const noPkg = path.join(state.tmp, "python-without-fresh-ls");
@@ -519,6 +581,13 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   assert.equal(after.views.find((v) => v.viewId === "call_7").status, "changed");
   held.stdin.end();
   log("the harness's client, connected before the crash, answered after it (it reconnected by itself)");
+
+  // ---- a row's inline action: Forget View (one view, no question) ----------------------------
+  await statusItem.click();
+  await rowAction(row("fresh · call_3"), "Forget View");
+  await waitFor("call_3 to leave the panel", async () => (await row("fresh · call_3").count()) === 0, 15_000);
+  assert.deepEqual(harness("stale").views.map((v) => v.viewId), ["call_7"]);
+  log("Forget View dropped call_3 alone");
 
   // ---- Forget Session ------------------------------------------------------------------------
   // Close the Settings editor first: it re-renders on setting changes and takes the focus back.
@@ -807,6 +876,47 @@ function lines(stream) {
             });
           }),
   };
+}
+
+/** Clicks a button of the panel's title bar (shown while the pointer is over the panel). A
+ * container with one view has no pane header: its buttons are in the side bar's title. */
+async function titleAction(page, pane, label) {
+  const header = (await pane.locator(".pane-header").isVisible()) ? pane.locator(".pane-header") : page.locator(".part.sidebar .composite.title");
+  await header.hover();
+  const button = header.locator(`.action-label[aria-label^="${label}"]`).first();
+  await button.waitFor({ state: "visible", timeout: 10_000 });
+  await button.click();
+}
+
+/** Clicks one of a tree row's inline buttons (shown while the pointer is over the row). */
+async function rowAction(row, label) {
+  await row.first().hover();
+  const button = row.first().locator(`.actions .action-label[aria-label^="${label}"]`).first();
+  await button.waitFor({ state: "visible", timeout: 10_000 });
+  await button.click();
+}
+
+/** The 1-based lines of the active editor that carry the fresh-ls gutter mark (its icon is
+ * media/gutter-stale.svg): each mark's line is the line number drawn at its height. */
+async function gutterLines(page) {
+  return page.evaluate(() => {
+    const editor = [...document.querySelectorAll(".editor-instance .monaco-editor")].find(
+      (e) => e.offsetParent !== null && !e.closest(".monaco-diff-editor"),
+    );
+    if (!editor) return [];
+    const numbers = [...editor.querySelectorAll(".margin-view-overlays .line-numbers")].map((n) => ({
+      line: Number(n.textContent.trim()),
+      top: n.getBoundingClientRect().top,
+    }));
+    const lines = [];
+    for (const el of editor.querySelectorAll(".glyph-margin-widgets > div, .margin-view-overlays .cgmr")) {
+      if (!getComputedStyle(el).backgroundImage.includes("gutter-stale")) continue;
+      const top = el.getBoundingClientRect().top;
+      const nearest = numbers.reduce((best, n) => (Math.abs(n.top - top) < Math.abs(best.top - top) ? n : best), { line: -1, top: Infinity });
+      lines.push(nearest.line);
+    }
+    return [...new Set(lines)].sort((a, b) => a - b);
+  });
 }
 
 /** Opens a workspace file through Quick Open (Ctrl+P), as a person would. */

@@ -24,6 +24,8 @@ export interface Settings {
   /** The safety-net poll of `fresh/status`, 0 for none. */
   refreshSeconds: number;
   codeLens: boolean;
+  /** Mark the lines agents saw in an older version in the gutter of open files. */
+  gutter: boolean;
   /** Route the model requests of agents in new integrated terminals through the proxy. */
   terminalProxy: boolean;
   /** Where the terminal proxy sends each request shape; "" for the proxy's default. */
@@ -38,6 +40,7 @@ export const DEFAULTS: Settings = {
   serverArgs: [],
   refreshSeconds: 3,
   codeLens: true,
+  gutter: true,
   terminalProxy: false,
   proxyUpstreamAnthropic: "",
   proxyUpstreamOpenai: "",
@@ -66,6 +69,7 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
     serverArgs: Array.isArray(args) && args.every((a) => typeof a === "string") ? [...args] : [],
     refreshSeconds: typeof refresh === "number" && Number.isFinite(refresh) ? refresh : DEFAULTS.refreshSeconds,
     codeLens: typeof lens === "boolean" ? lens : DEFAULTS.codeLens,
+    gutter: typeof get("gutter") === "boolean" ? (get("gutter") as boolean) : DEFAULTS.gutter,
     terminalProxy: get("terminalProxy") === true,
     proxyUpstreamAnthropic: text("proxyUpstreamAnthropic"),
     proxyUpstreamOpenai: text("proxyUpstreamOpenai"),

@@ -7,7 +7,20 @@ import { DirtyBuffers } from "./dirty";
 import { diffTitle, OBSERVED_SCHEME, PROJECTION_SCHEME, VIEW_SCHEME } from "./diffdoc";
 import { logLine } from "./labels";
 import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
-import { Commands, openPlan, PanelModel, type FolderState, type Node, type ViewTarget } from "./model";
+import { GutterMarks } from "./gutter";
+import {
+  Commands,
+  ContextKeys,
+  DEFAULT_OPTIONS,
+  EXTENSION_ID,
+  openPlan,
+  PanelModel,
+  WALKTHROUGH,
+  type FolderState,
+  type Node,
+  type PanelOptions,
+  type ViewTarget,
+} from "./model";
 import { ClientMethods, type LineRange, type StaleView } from "./protocol";
 import {
   ObservedProvider,
@@ -27,6 +40,8 @@ import { proxyTooltipLine } from "./terminalenv";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
+/** Where the panel's filter and grouping are kept (per workspace, as VS Code keeps a view's sort). */
+const OPTIONS_KEY = "freshLs.panelOptions";
 
 let controller: Controller | undefined;
 
@@ -63,9 +78,16 @@ class Controller {
   /** The sidecar shipped in the .vsix (`bundled/`), absent in a development build. */
   private readonly bundle: Bundle | undefined;
   private readonly terminals: TerminalProxies;
+  private readonly gutter: GutterMarks;
+  /** Repaints the rows' "read 5 minutes ago" once a minute. */
+  private readonly agoTimer: ReturnType<typeof setInterval>;
 
-  constructor(context: vscode.ExtensionContext) {
+  constructor(private readonly context: vscode.ExtensionContext) {
     this.bundle = readBundle(context.extensionPath);
+    this.gutter = new GutterMarks(this.model, context.extensionPath);
+    this.model.options = { ...DEFAULT_OPTIONS, ...context.workspaceState.get<Partial<PanelOptions>>(OPTIONS_KEY, {}) };
+    this.applyOptionContexts();
+    this.agoTimer = setInterval(() => this.tree.refresh(), 60_000);
     this.terminals = new TerminalProxies(context.environmentVariableCollection, this.output, () => this.updateStatusBar());
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
     this.treeView = treeView;
@@ -86,6 +108,8 @@ class Controller {
       this.viewDocs,
       this.lenses,
       this.decorations,
+      this.gutter,
+      { dispose: () => clearInterval(this.agoTimer) },
       vscode.window.registerFileDecorationProvider(this.decorations),
       this.statusItem,
       vscode.workspace.registerTextDocumentContentProvider(OBSERVED_SCHEME, this.observed),
@@ -101,6 +125,16 @@ class Controller {
       reg(Commands.useBundled, () => this.useBundled()),
       reg(Commands.terminalProxyOn, () => setTerminalProxy(true)),
       reg(Commands.terminalProxyOff, () => setTerminalProxy(false)),
+      reg(Commands.onlyStale, () => this.setOptions({ onlyStale: true })),
+      reg(Commands.allViews, () => this.setOptions({ onlyStale: false })),
+      reg(Commands.groupByFile, () => this.setOptions({ groupBy: "file" })),
+      reg(Commands.groupBySession, () => this.setOptions({ groupBy: "session" })),
+      reg(Commands.openViewRow, (node?: Node) => this.openViewRow(node)),
+      reg(Commands.copyMarker, (node?: Node) => this.copyMarker(node)),
+      reg(Commands.forgetView, (node?: Node) => this.forgetView(node)),
+      reg(Commands.showLogs, () => this.output.show(true)),
+      reg(Commands.openSettings, () => vscode.commands.executeCommand("workbench.action.openSettings", `@ext:${EXTENSION_ID}`)),
+      reg(Commands.getStarted, () => vscode.commands.executeCommand("workbench.action.openWalkthrough", WALKTHROUGH, false)),
       this.terminals,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (RESTART_SETTINGS.some((s) => e.affectsConfiguration(s))) {
@@ -109,6 +143,7 @@ class Controller {
         }
         if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
+        if (e.affectsConfiguration("freshLs.gutter")) this.gutter.refresh();
         if (e.affectsConfiguration("freshLs.proxyUpstreamAnthropic") || e.affectsConfiguration("freshLs.proxyUpstreamOpenai")) {
           // New upstreams: new proxies (their URLs change, so new terminals pick them up).
           void this.terminals.sync(false, []).then(() => this.syncTerminals());
@@ -194,6 +229,7 @@ class Controller {
     this.tree.refresh();
     this.lenses.refresh();
     this.decorations.refresh();
+    this.gutter.refresh();
     this.updateStatusBar();
     this.syncTerminals();
   }
@@ -280,6 +316,7 @@ class Controller {
     this.tree.refresh();
     this.lenses.refresh();
     this.decorations.refresh();
+    this.gutter.refresh();
     this.observed.refresh(folder);
     this.projection.refresh();
     this.viewDocs.refresh();
@@ -341,6 +378,72 @@ class Controller {
   }
 
   // ---- commands ------------------------------------------------------------------------------
+
+  /** The view title's filter and grouping: kept per workspace, mirrored in context keys so
+   * the title shows the button that undoes the current choice. */
+  private async setOptions(change: Partial<PanelOptions>): Promise<void> {
+    this.model.options = { ...this.model.options, ...change };
+    await this.context.workspaceState.update(OPTIONS_KEY, this.model.options);
+    this.applyOptionContexts();
+    this.tree.refresh();
+  }
+
+  private applyOptionContexts(): void {
+    void vscode.commands.executeCommand("setContext", ContextKeys.onlyStale, this.model.options.onlyStale);
+    void vscode.commands.executeCommand("setContext", ContextKeys.groupBy, this.model.options.groupBy);
+  }
+
+  /** A view row's target (its inline and context-menu actions get the row's node). */
+  private rowTarget(node?: Node): ViewTarget | undefined {
+    if (!node || (node.type !== "view" && node.type !== "unit")) return undefined;
+    return { folder: node.folder, session: node.session, viewId: node.viewId };
+  }
+
+  private async openViewRow(node?: Node): Promise<void> {
+    const target = this.rowTarget(node);
+    if (target) await this.openView(target);
+  }
+
+  /** The line a model sees in place of this view once fresh-ls replaces it (`policy: all`,
+   * so a fresh view has one too), on the clipboard: to paste into a prompt or a bug report. */
+  private async copyMarker(node?: Node): Promise<void> {
+    const target = this.rowTarget(node);
+    const server = target && this.servers.get(target.folder);
+    if (!target || !server) return;
+    try {
+      const plan = await server.request(ClientMethods.project, {
+        session: target.session,
+        viewIds: [target.viewId],
+        policy: "all",
+      });
+      const marker = plan.markers.find((m) => m.viewId === target.viewId);
+      if (!marker) {
+        void vscode.window.showInformationMessage(
+          `fresh-ls: view ${target.viewId} has no marker: the projection leaves it where it is.`,
+        );
+        return;
+      }
+      await vscode.env.clipboard.writeText(marker.text);
+      vscode.window.setStatusBarMessage(`fresh-ls: copied the marker of ${target.viewId}`, 4000);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`fresh-ls: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Drops one view (as its harness does after compacting it away); no question asked: the
+   * agent's next read registers it again. */
+  private async forgetView(node?: Node): Promise<void> {
+    const target = this.rowTarget(node);
+    const server = target && this.servers.get(target.folder);
+    if (!target || !server) return;
+    try {
+      await server.request(ClientMethods.forget, { session: target.session, viewIds: [target.viewId] });
+      vscode.window.setStatusBarMessage(`fresh-ls: forgot view ${target.viewId} of ${target.session}`, 4000);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`fresh-ls: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    await this.refreshFolder(target.folder);
+  }
 
   private async openView(target: ViewTarget): Promise<void> {
     const server = this.servers.get(target.folder);
@@ -466,6 +569,7 @@ class Controller {
 
   async dispose(): Promise<void> {
     if (this.pollTimer) clearInterval(this.pollTimer);
+    clearInterval(this.agoTimer);
     this.terminals.dispose();
     for (const r of this.refreshers.values()) r.cancel();
     await Promise.all(Array.from(this.servers.values(), (s) => s.dispose()));

@@ -33,6 +33,7 @@ describe("settings", () => {
       serverArgs: ["--x", 4],
       refreshSeconds: "often",
       codeLens: "yes",
+      gutter: "no",
       terminalProxy: "on",
       proxyUpstreamAnthropic: 5,
     };
@@ -47,6 +48,7 @@ describe("settings", () => {
       serverArgs: ["--log-level", "debug"],
       refreshSeconds: 0,
       codeLens: false,
+      gutter: false,
       terminalProxy: true,
       proxyUpstreamAnthropic: "http://127.0.0.1:9",
       proxyUpstreamOpenai: "http://127.0.0.1:9/v1",
