@@ -817,7 +817,12 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     assert.equal(view.status, "fresh");
     await statusItem.click();
     await row(`fresh · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
-    log(`the agent's session ${session} is in the panel with view ${view.viewId} of cart.py`);
+    // Its row carries the short name (`claude-code 3f2a1b9c…`), the tooltip the full id.
+    assert.match(session, /^claude-code-session-id:/, `Claude Code's session is named ${session}`);
+    const shortName = `claude-code ${session.slice(session.indexOf(":") + 1, session.indexOf(":") + 9)}…`;
+    await row(shortName).first().waitFor({ state: "visible" });
+    assert.equal(await row(session).count(), 0, "the panel spells out the whole session id");
+    log(`the agent's session ${session} is in the panel as “${shortName}” with view ${view.viewId} of cart.py`);
     await quickOpen(page, "cart.py");
     await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
     await page.keyboard.press("Control+Home");

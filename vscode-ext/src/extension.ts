@@ -5,7 +5,7 @@ import * as vscode from "vscode";
 import { debounce } from "./debounce";
 import { DirtyBuffers } from "./dirty";
 import { diffTitle, OBSERVED_SCHEME, PROJECTION_SCHEME, VIEW_SCHEME } from "./diffdoc";
-import { logLine } from "./labels";
+import { logLine, sessionLabel } from "./labels";
 import { endpointClipboard, RESTART_SETTINGS, type Bundle, type LaunchAction, type LaunchProblem } from "./launch";
 import { GutterMarks } from "./gutter";
 import {
@@ -492,7 +492,8 @@ class Controller {
       if (node?.type === "folder" && node.folder !== f.key) continue;
       for (const s of f.status?.sessions ?? []) {
         items.push({
-          label: s.session,
+          label: sessionLabel(s.session),
+          detail: sessionLabel(s.session) === s.session ? undefined : s.session,
           description: `${s.views} views · ${s.stale} stale${multi ? ` · ${f.name}` : ""}`,
           folder: f.key,
           session: s.session,

@@ -1,7 +1,7 @@
 // Which lines of an open file the gutter marks: the lines an agent saw in an older version.
 // Pure: no `vscode` import (gutter.ts paints them).
 
-import { changedByLabel } from "./labels";
+import { changedByLabel, sessionLabel } from "./labels";
 import type { FolderState } from "./model";
 import { naturalCompare, sortViews } from "./model";
 
@@ -74,7 +74,7 @@ export function gutterMarks(folder: FolderState | undefined, relPath: string): G
         if (unit.status !== "changed") continue;
         for (const line of changedLines(unit.diff)) {
           const mark = byLine.get(line) ?? { line, seenBy: [], changedBy: [] };
-          const who = `${session} (${view.viewId})`;
+          const who = `${sessionLabel(session)} (${view.viewId})`;
           if (!mark.seenBy.includes(who)) mark.seenBy.push(who);
           const by = changedByLabel(unit.changedBy);
           if (by && !mark.changedBy.includes(by)) mark.changedBy.push(by);

@@ -88,7 +88,7 @@ export function viewDescription(
 ): string {
   let text =
     opts.context === "session" && opts.session !== undefined
-      ? `${opts.session} · ${linesLabel(view.observed)}`
+      ? `${sessionLabel(opts.session)} · ${linesLabel(view.observed)}`
       : pathLines(view.path, view.observed);
   if (view.kind === "editResult") text += " (edit result)";
   if (view.editorDirty) text += " · unsaved edits";
@@ -105,6 +105,28 @@ export function unitDescription(unit: StaleUnit, path: string): string {
     return seen;
   }
   return `${seen} → now ${linesLabel(unit.current)}`;
+}
+
+/** Names the proxy gives sessions from an agent's own header (`fresh_ls/proxy/shapes.py`),
+ * by the header's name, and what the panel calls them. */
+const SESSION_KINDS: Record<string, string> = {
+  "claude-code-session-id": "claude-code",
+  "session-id": "session",
+  conversation: "conversation",
+};
+const MAX_SESSION_LABEL = 40;
+
+/** A session's name as the panel shows it: the proxy's long ids shortened
+ * (`claude-code-session-id:3f2a1b9c-…` → `claude-code 3f2a1b9c…`), any other name as it is
+ * unless it is too long for a row. The full name is in the tooltip; nothing else changes. */
+export function sessionLabel(session: string): string {
+  const at = session.indexOf(":");
+  const kind = at > 0 ? SESSION_KINDS[session.slice(0, at)] : undefined;
+  if (kind) {
+    const id = session.slice(at + 1);
+    return `${kind} ${id.length > 12 ? `${id.slice(0, 8)}…` : id}`;
+  }
+  return session.length > MAX_SESSION_LABEL ? `${session.slice(0, MAX_SESSION_LABEL - 1)}…` : session;
 }
 
 export function sessionDescription(views: number, stale: number): string {
@@ -216,7 +238,7 @@ export function viewTooltip(view: StaleView, session: string, nowMs?: number): s
 
 /** The CodeLens title on a definition that a session saw in an older version. */
 export function lensTitle(sessions: string | readonly string[]): string {
-  const who = typeof sessions === "string" ? [sessions] : sessions;
+  const who = (typeof sessions === "string" ? [sessions] : sessions).map(sessionLabel);
   const agents = who.length === 1 ? `agent ${who[0]}` : `agents ${who.join(", ")}`;
   return `${agents} saw an older version · Show diff`;
 }

@@ -4,6 +4,7 @@
 import {
   lensTitle,
   sessionDescription,
+  sessionLabel,
   statusIcon,
   unitDescription,
   unitLabel,
@@ -328,7 +329,7 @@ export class PanelModel {
         const stale = summary?.stale ?? 0;
         return {
           id: `session:${node.folder}:${node.session}`,
-          label: node.session,
+          label: sessionLabel(node.session),
           description: sessionDescription(views, stale),
           tooltip: `Agent session **${node.session}**: ${sessionDescription(views, stale)}`,
           icon: stale > 0 ? { id: "hubot", color: "editorWarning.foreground" } : { id: "hubot" },

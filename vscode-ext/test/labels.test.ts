@@ -17,12 +17,30 @@ import {
   unitName,
   unitTooltip,
   readAgo,
+  sessionLabel,
   viewDescription,
   viewLabel,
   viewTooltip,
 } from "../src/labels";
 import { STATUS_ORDER } from "../src/protocol";
 import { CHANGED_FILE, CHANGED_METHOD, DELETED, FRESH_INIT, MOVED } from "./fixtures";
+
+describe("session labels", () => {
+  const table: [string, string][] = [
+    ["agent-1", "agent-1"],
+    ["claude-code-session-id:3f2a1b9c-5d6e-4f70-8a9b-0c1d2e3f4a5b", "claude-code 3f2a1b9c…"],
+    ["session-id:abc", "session abc"],
+    ["conversation:0123456789abcdef", "conversation 01234567…"],
+    ["not-a-kind:0123456789abcdef0123", "not-a-kind:0123456789abcdef0123"],
+    ["x".repeat(41), `${"x".repeat(39)}…`],
+  ];
+  for (const [name, label] of table) {
+    it(`${name} → ${label}`, () => assert.equal(sessionLabel(name), label));
+  }
+  it("names sessions by their labels in the CodeLens", () => {
+    assert.equal(lensTitle(["claude-code-session-id:3f2a1b9c-5d6e", "agent-1"]), "agents claude-code 3f2a1b9c…, agent-1 saw an older version · Show diff");
+  });
+});
 
 describe("read N minutes ago", () => {
   const at = 1_700_000_000;
