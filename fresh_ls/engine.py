@@ -124,6 +124,9 @@ class Engine:
             engine._seq = max(engine._seq, view.seq)
         for session, body in (await store.load_ledgers()).items():
             engine.ledgers[session] = Ledger.from_json(body)
+        engine._written = await store.load_written()
+        for written in engine._written.values():
+            engine._seq = max([engine._seq, *(v.seq for v in written)])
         for session, views in engine.views.items():
             for view in views.values():
                 engine._last_status[(session, view.view_id)] = engine._assess(view).status
@@ -432,6 +435,7 @@ class Engine:
         if view_ids is None:
             for key in [k for k in self._written if k[0] == session]:
                 del self._written[key]
+            await self.store.delete_written(session)
         for path, gone in sorted(by_path.items()):
             self._emit(session, sorted(gone), path)
         return proto.ForgetResult(forgotten=len(ids))
@@ -587,6 +591,19 @@ class Engine:
         return proto.GateResult(proceed=not stale, stale=tuple(stale))
 
     # -- notifications in -----------------------------------------------------------------
+
+    async def record_write(self, session: str | None, path: str) -> None:
+        """``fresh/didWrite`` as the server takes it: ``did_write``, then what the session
+        now knows from its own write is committed to disk, so ``fresh/checkEdit`` still
+        counts it as seen after a restart (instead of refusing the agent's next edit of
+        the lines it just wrote)."""
+        key = (session, self.resolve(path)) if session else None
+        before = self._written.get(key) if key else None
+        self.did_write(session, path)
+        if key is not None and session is not None:
+            after = self._written.get(key)
+            if after is not None and after is not before:
+                await self.store.put_written(session, key[1], after)
 
     @_in_one_moment
     def did_write(self, session: str | None, path: str) -> None:

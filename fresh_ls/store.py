@@ -50,6 +50,18 @@ MIGRATIONS: list[list[str]] = [
         # the tool result as the model saw it (``fresh/observe`` ``result``), or NULL
         "ALTER TABLE views ADD COLUMN result TEXT",
     ],
+    # 3: per session and file, what the session knows of it from its own writes (views that
+    # are never listed: ``fresh/checkEdit`` counts them as seen), so a restart keeps them
+    [
+        """
+        CREATE TABLE written (
+            session TEXT NOT NULL,
+            path    TEXT NOT NULL,
+            body    TEXT NOT NULL,
+            PRIMARY KEY (session, path)
+        )
+        """,
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -179,6 +191,28 @@ class ViewStore:
             rows = await cur.fetchall()
         return {str(r[0]): json.loads(r[1]) for r in rows}
 
+    async def put_written(self, session: str, path: str, views: list[View]) -> None:
+        """Keep what ``session`` knows of ``path`` from its own writes (replacing what it knew
+        before); returns once it is committed to disk."""
+        body = json.dumps([_written_to_json(v) for v in views], separators=(",", ":"))
+        await self._db.execute(
+            "INSERT OR REPLACE INTO written (session, path, body) VALUES (?, ?, ?)",
+            (session, path, body),
+        )
+
+    async def delete_written(self, session: str) -> None:
+        await self._db.execute("DELETE FROM written WHERE session = ?", (session,))
+
+    async def load_written(self) -> dict[tuple[str, str], list[View]]:
+        async with self._db.execute("SELECT session, path, body FROM written") as cur:
+            rows = await cur.fetchall()
+        return {
+            (str(r[0]), str(r[1])): [
+                _written_from_json(str(r[0]), str(r[1]), v) for v in json.loads(r[2])
+            ]
+            for r in rows
+        }
+
     async def load_views(self) -> list[View]:
         async with self._db.execute(
             "SELECT session, view_id, path, first_line, last_line, kind, seq, observed_text,"
@@ -203,4 +237,33 @@ def _row_to_view(r: Any) -> View:
         units=units,
         observed_at=r[10],
         result=r[11],
+    )
+
+
+def _written_to_json(view: View) -> dict[str, Any]:
+    return {
+        "viewId": view.view_id,
+        "firstLine": view.first_line,
+        "lastLine": view.last_line,
+        "seq": view.seq,
+        "text": view.observed_text,
+        "sha256": view.observed_sha256,
+        "units": [u.to_json() for u in view.units],
+        "observedAt": view.observed_at,
+    }
+
+
+def _written_from_json(session: str, path: str, d: dict[str, Any]) -> View:
+    return View(
+        session=session,
+        view_id=d["viewId"],
+        path=path,
+        first_line=d["firstLine"],
+        last_line=d["lastLine"],
+        kind="read",
+        seq=d["seq"],
+        observed_text=d["text"],
+        observed_sha256=d["sha256"],
+        units=[ObservedUnit.from_json(u) for u in d["units"]],
+        observed_at=d["observedAt"],
     )

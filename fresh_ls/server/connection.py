@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import secrets
@@ -281,7 +282,7 @@ def _path_of(uri: str) -> str | None:
 
 
 def _authorized(
-    server: FreshServer, fn: Callable[..., None]
+    server: FreshServer, fn: Callable[..., Awaitable[None] | None]
 ) -> Callable[..., Awaitable[None]]:
     """A notification takes effect in its turn on the connection, like a request. One from
     a connection that has not presented the token is ignored (it would otherwise set
@@ -293,7 +294,9 @@ def _authorized(
             if not conn.authorized:
                 return
             try:
-                fn(*args)
+                result = fn(*args)
+                if inspect.isawaitable(result):
+                    await result
             except FreshError as exc:
                 log.warning("notification ignored: %s", exc.message)
             except Exception:
@@ -351,11 +354,11 @@ def register_features(server: FreshServer) -> None:
     for method, fn in handlers.items():
         server.feature(method)(_guard(server, fn))
 
-    def did_write(p: Any) -> None:
+    async def did_write(p: Any) -> None:
         if isinstance(p, FreshError):
             log.warning("fresh/didWrite ignored: %s", p.message)
             return
-        engine.did_write(p.session, p.path)
+        await engine.record_write(p.session, p.path)
 
     def did_open(p: lsp.DidOpenTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:

@@ -108,6 +108,37 @@ def test_sigkill_then_restart_serves_every_acknowledged_view(tmp_path: Path, ser
     assert read_endpoint(root) is None
 
 
+def test_what_a_session_wrote_still_counts_as_seen_after_sigkill(tmp_path: Path, servers) -> None:
+    """``fresh/checkEdit`` knows the lines a session wrote itself (``fresh/didWrite``); a
+    server killed and started again still does, rather than refusing the agent's next edit
+    of the very lines it just wrote."""
+    root = make_workspace(tmp_path / "ws")
+    sock = short_socket_path()
+    first = _listen(servers, root, f"unix:{sock}")
+    client = SyncClient.attach(root)
+    client.observe("a", "cart.py", view_id="read", first_line=8, last_line=10)
+    replace_in(root / "cart.py", "return subtotal", "return subtotal + 1")
+    client.did_write("cart.py", session="a")
+    before = client.check_edit("a", "cart.py", old_text="return subtotal + 1")
+    assert (before["verdict"], before["reason"]) == ("allow", "known")
+    # The notification took its turn before this answer, so its write is committed.
+    first.kill()
+    with contextlib.suppress(Exception):
+        client.close()
+
+    _listen(servers, root, f"unix:{sock}")
+    with SyncClient.attach(root) as again:
+        after = again.check_edit("a", "cart.py", old_text="return subtotal + 1")
+        assert (after["verdict"], after["reason"]) == ("allow", "known")
+        # Another session never saw that write; forgetting "a" forgets its writes too.
+        assert again.check_edit("b", "cart.py", old_text="return subtotal + 1")["reason"] == (
+            "unseen"
+        )
+        assert again.forget("a")["forgotten"] == 1
+        gone = again.check_edit("a", "cart.py", old_text="return subtotal + 1")
+        assert gone["verdict"] == "deny"
+
+
 def test_every_acknowledged_observe_survives_sigkill(tmp_path: Path, servers) -> None:
     root = make_workspace(tmp_path / "ws")
     first = _listen(servers, root, f"unix:{short_socket_path()}")
