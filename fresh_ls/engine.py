@@ -412,6 +412,11 @@ class Engine:
     async def forget(self, session: str, view_ids: list[str] | None = None) -> proto.ForgetResult:
         views = self.views.get(session, {})
         ids = list(views) if view_ids is None else [v for v in view_ids if v in views]
+        if view_ids is None:
+            # Its own writes go with it, even when it holds no view (they are not counted).
+            for key in [k for k in self._written if k[0] == session]:
+                del self._written[key]
+            await self.store.delete_written(session)
         if not ids:
             return proto.ForgetResult(forgotten=0)
         await self.store.delete_views(session, ids)
@@ -432,10 +437,6 @@ class Engine:
             self._last_status.pop((session, v), None)
         if not views:
             self.views.pop(session, None)
-        if view_ids is None:
-            for key in [k for k in self._written if k[0] == session]:
-                del self._written[key]
-            await self.store.delete_written(session)
         for path, gone in sorted(by_path.items()):
             self._emit(session, sorted(gone), path)
         return proto.ForgetResult(forgotten=len(ids))

@@ -137,6 +137,13 @@ def test_what_a_session_wrote_still_counts_as_seen_after_sigkill(tmp_path: Path,
         assert again.forget("a")["forgotten"] == 1
         gone = again.check_edit("a", "cart.py", old_text="return subtotal + 1")
         assert gone["verdict"] == "deny"
+        # A session that only wrote (a file it created) holds no view, and forgetting it
+        # still forgets what it wrote.
+        (root / "made.py").write_text("def made():\n    return 0\n")
+        again.did_write("made.py", session="c")
+        assert again.check_edit("c", "made.py", whole_file=True)["verdict"] == "allow"
+        assert again.forget("c")["forgotten"] == 0
+        assert again.check_edit("c", "made.py", whole_file=True)["verdict"] == "deny"
 
 
 def test_every_acknowledged_observe_survives_sigkill(tmp_path: Path, servers) -> None:

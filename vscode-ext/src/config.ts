@@ -58,6 +58,7 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
   const args = get("serverArgs");
   const refresh = get("refreshSeconds");
   const lens = get("codeLens");
+  const gutter = get("gutter");
   const text = (key: "proxyUpstreamAnthropic" | "proxyUpstreamOpenai"): string => {
     const v = get(key);
     return typeof v === "string" ? v.trim() : "";
@@ -69,7 +70,7 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
     serverArgs: Array.isArray(args) && args.every((a) => typeof a === "string") ? [...args] : [],
     refreshSeconds: typeof refresh === "number" && Number.isFinite(refresh) ? refresh : DEFAULTS.refreshSeconds,
     codeLens: typeof lens === "boolean" ? lens : DEFAULTS.codeLens,
-    gutter: typeof get("gutter") === "boolean" ? (get("gutter") as boolean) : DEFAULTS.gutter,
+    gutter: typeof gutter === "boolean" ? gutter : DEFAULTS.gutter,
     terminalProxy: get("terminalProxy") === true,
     proxyUpstreamAnthropic: text("proxyUpstreamAnthropic"),
     proxyUpstreamOpenai: text("proxyUpstreamOpenai"),

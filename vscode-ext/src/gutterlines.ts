@@ -25,16 +25,16 @@ export function changedLines(diff: string | null | undefined): number[] {
   let line = 0;
   let inHunk = false;
   let removedAt: number | undefined;
-  const flushRemoval = (next: boolean) => {
-    if (removedAt === undefined) return;
-    // A removal followed by added lines is a rewrite, marked by those; a bare one marks where it was.
-    if (!next) out.add(Math.max(1, removedAt));
+  // A removal followed by added lines is a rewrite, marked by those (a `+` line clears it);
+  // a bare one marks where it was.
+  const flushRemoval = () => {
+    if (removedAt !== undefined) out.add(Math.max(1, removedAt));
     removedAt = undefined;
   };
   for (const text of diff.split("\n")) {
     const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(text);
     if (hunk) {
-      flushRemoval(false);
+      flushRemoval();
       line = Number(hunk[1]);
       // `+N,0`: nothing is left; the hunk's lines were after line N.
       if (hunk[2] === "0") line += 1;
@@ -49,16 +49,16 @@ export function changedLines(diff: string | null | undefined): number[] {
     } else if (text.startsWith("-")) {
       if (removedAt === undefined) removedAt = line;
     } else if (text.startsWith(" ")) {
-      flushRemoval(false);
+      flushRemoval();
       line += 1;
     } else if (text.startsWith("\\")) {
       // "\ No newline at end of file"
     } else {
-      flushRemoval(false);
+      flushRemoval();
       inHunk = false;
     }
   }
-  flushRemoval(false);
+  flushRemoval();
   return Array.from(out).sort((a, b) => a - b);
 }
 

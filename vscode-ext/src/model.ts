@@ -181,13 +181,7 @@ export class PanelModel {
     }
     return Array.from(byPath, ([path, views]) => ({
       path,
-      views: views.sort(
-        (a, b) =>
-          rank(b.view.status) - rank(a.view.status) ||
-          a.view.observed.firstLine - b.view.observed.firstLine ||
-          naturalCompare(a.session, b.session) ||
-          naturalCompare(a.view.viewId, b.view.viewId),
-      ),
+      views: views.sort((a, b) => compareViews(a.view, b.view) || naturalCompare(a.session, b.session)),
     })).sort((a, b) => naturalCompare(a.path, b.path));
   }
 
@@ -423,12 +417,15 @@ function rank(status: Status): number {
 
 /** Worst first, then by path and first line, then by id: a stable order. */
 export function sortViews(views: StaleView[]): StaleView[] {
-  return [...views].sort(
-    (a, b) =>
-      rank(b.status) - rank(a.status) ||
-      a.path.localeCompare(b.path) ||
-      a.observed.firstLine - b.observed.firstLine ||
-      naturalCompare(a.viewId, b.viewId),
+  return [...views].sort(compareViews);
+}
+
+export function compareViews(a: StaleView, b: StaleView): number {
+  return (
+    rank(b.status) - rank(a.status) ||
+    a.path.localeCompare(b.path) ||
+    a.observed.firstLine - b.observed.firstLine ||
+    naturalCompare(a.viewId, b.viewId)
   );
 }
 
