@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
@@ -384,18 +384,23 @@ class _Requests(Generic[_R, _N]):
         text: str | None = None,
         kind: str | None = None,
         result: str | None = None,
+        ranges: Sequence[tuple[int, int]] | None = None,
     ) -> _R:
         """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
         units}``. ``result``: the tool result as the model saw it, decorated (lets
-        ``placement: anchored`` patch it in place). Without ``view_id`` the client mints
-        one (``fresh_ls.ids``), so sending it again after a reconnection replaces the view
-        rather than adding a second."""
+        ``placement: anchored`` patch it in place). ``ranges``: a sparse view (v1.3), as
+        ``(firstLine, lastLine)`` pairs, instead of ``first_line``/``last_line``. Without
+        ``view_id`` the client mints one (``fresh_ls.ids``), so sending it again after a
+        reconnection replaces the view rather than adding a second."""
         params = _params(
             session=session,
             path=path,
             view_id=view_id or ids.view_id(),
             first_line=first_line,
             last_line=last_line,
+            ranges=(
+                [{"firstLine": a, "lastLine": b} for a, b in ranges] if ranges is not None else None
+            ),
             text=text,
             kind=kind,
             result=result,

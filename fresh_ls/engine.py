@@ -30,7 +30,7 @@ from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
-from fresh_ls.core.ranges import observed_lines, observed_range
+from fresh_ls.core.ranges import observed_lines, observed_range, observed_spans, split_given
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
@@ -278,9 +278,21 @@ class Engine:
             raise FileUnreadable(f"path: {exc.message}") from None
         n = source.line_count
         given = split_lines(text) if text is not None else None
-        first, last, whole = observed_range(p.first_line, p.last_line, n, given)
-        observed = observed_lines(source, first, last, given)
-        units = anchor_view(rel, source, first, last, observed, whole)
+        ranges: tuple[tuple[int, int], ...] | None = None
+        if p.ranges is not None:
+            spans = observed_spans([(r.first_line, r.last_line) for r in p.ranges], n)
+            chunks = split_given(spans, given) if given is not None else [None] * len(spans)
+            observed, units = [], []
+            for (a, b), chunk in zip(spans, chunks, strict=True):
+                lines = observed_lines(source, a, b, chunk)
+                observed += lines
+                units += anchor_view(rel, source, a, b, lines, False)
+            first, last = spans[0][0], spans[-1][1]
+            ranges = tuple(spans)
+        else:
+            first, last, whole = observed_range(p.first_line, p.last_line, n, given)
+            observed = observed_lines(source, first, last, given)
+            units = anchor_view(rel, source, first, last, observed, whole)
         self._seq += 1
         view = View(
             session=session,
@@ -295,6 +307,7 @@ class Engine:
             units=units,
             observed_at=self.clock(),
             result=p.result,
+            ranges=ranges,
         )
         return wire.observe_result(view, await self._register(view))
 
@@ -452,6 +465,7 @@ class Engine:
             last_line=view.last_line,
             text=view.observed_text,
             sha256=view.observed_sha256,
+            ranges=wire.ranges_of(view),
         )
 
     @_in_one_moment

@@ -6,7 +6,7 @@
 //
 // No imports: node's test runner loads this module directly.
 
-export const PROTOCOL_VERSION = "1.2";
+export const PROTOCOL_VERSION = "1.3";
 
 /** Requests and notifications a client sends to the server. */
 export const ClientMethods = {
@@ -221,9 +221,16 @@ export interface ObserveParams {
   viewId?: string;
   firstLine?: number;
   lastLine?: number;
+  ranges?: ObserveRange[];
   text?: string;
   kind?: ViewKind;
   result?: string;
+}
+
+/** One range of a sparse view (v1.3 ``ranges``): 1-based, inclusive. */
+export interface ObserveRange {
+  firstLine: number;
+  lastLine: number;
 }
 
 export interface ObserveResult {
@@ -234,6 +241,7 @@ export interface ObserveResult {
   kind?: ViewKind; // addition to the contract
   status: Status;
   units: ObservedUnit[];
+  ranges?: LineRange[];
 }
 
 export interface ObservedRange {
@@ -326,6 +334,7 @@ export interface StaleView {
   observed: ObservedRange;
   units: StaleUnit[];
   observedAt?: number; // addition to the contract
+  ranges?: LineRange[];
 }
 
 export interface StatusParams {}
@@ -353,6 +362,7 @@ export interface ViewTextResult {
   lastLine: number;
   text: string;
   sha256: string;
+  ranges?: LineRange[];
 }
 
 /** Each client method with its params and result (`void` for notifications). */
