@@ -55,7 +55,7 @@ from fresh_ls.proxy.shapes import (
     shape_of,
     tool_calls,
 )
-from fresh_ls.toolcalls.agents import Seen, Wrote, recognize
+from fresh_ls.toolcalls.agents import Searched, Seen, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
 
 #: Headers that belong to one hop, never forwarded (RFC 9110 section 7.6.1), and those
@@ -174,7 +174,6 @@ class Proxy:
         return app
 
     # -- paths ----------------------------------------------------------------------------
-
 
     # -- one request ----------------------------------------------------------------------
 
@@ -311,6 +310,8 @@ class Proxy:
             # when the result is one view's
             result = call.output if sum(isinstance(e, Seen) for e in effects) == 1 else None
             for effect in effects:
+                if isinstance(effect, Searched):
+                    continue  # search results are registered once the server takes ranges
                 rel = self.paths.rel(effect.path, effect.cwd)
                 if rel is None:
                     continue
@@ -366,9 +367,7 @@ class Proxy:
                 placement=self.placement,
             )
             out = done.request
-        if not done.replaced and done.projection_message is None and not done.plan.get(
-            "refreshes"
-        ):
+        if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
             return None
         return dict(out)
 
