@@ -186,7 +186,7 @@ def codex_output(output: str) -> tuple[str, int | None]:
     return output, None
 
 
-def _shell_command(args: Any) -> tuple[str | None, str | None]:
+def shell_command_of(args: Any) -> tuple[str | None, str | None]:
     """(command line, workdir) of Codex's ``exec_command`` / ``shell`` arguments."""
     if not isinstance(args, Mapping):
         return None, None
@@ -277,14 +277,20 @@ def _codex(call: ToolCall, cwd: str | None, text_of: TextLookup) -> list[Effect]
         if not patch or call.is_error or _failed_patch(call.output):
             return []
         return [Wrote(p, cwd) for p in apply_patch_targets(patch)]
-    command, workdir = _shell_command(call.arguments)
+    command, workdir = shell_command_of(call.arguments)
     if command is None:
         return []
     output, code = codex_output(call.output)
-    where = workdir if workdir and workdir.startswith("/") else cwd
-    if workdir and not workdir.startswith("/") and cwd:
-        where = f"{cwd.rstrip('/')}/{workdir}"
-    return shell_effects(command, output, code, where, text_of)
+    return shell_effects(command, output, code, codex_cwd(workdir, cwd), text_of)
+
+
+def codex_cwd(workdir: str | None, cwd: str | None) -> str | None:
+    """Where a Codex shell call ran: its ``workdir`` (absolute, or under ``cwd``), else ``cwd``."""
+    if workdir and workdir.startswith("/"):
+        return workdir
+    if workdir and cwd:
+        return f"{cwd.rstrip('/')}/{workdir}"
+    return cwd
 
 
 def _failed_patch(output: str) -> bool:

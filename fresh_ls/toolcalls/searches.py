@@ -518,26 +518,18 @@ def printed_lines(search: SearchCommand, lines: list[str]) -> list[PrintedLine]:
     return best
 
 
-_GLUED_NOTE = re.compile(r"\[Python [Ii]nterpreter: [^\]\n]*\]$")
-
-
 def output_lines(body: str) -> list[str]:
     """A search's printed output as lines, ``\\r\\n`` read as a line end."""
     return plain_lines(body)
 
 
-def searched(
-    search: SearchCommand, body: str, text_of: TextLookup, *, glued_notes: bool = False
-) -> list[Searched]:
+def searched(search: SearchCommand, body: str, text_of: TextLookup) -> list[Searched]:
     """The lines each file showed, per file in order of first appearance.
 
     A line whose file is known must equal that line of the file now; a file none of whose
-    lines pass gives nothing. ``glued_notes``: the shell appends a note to the last line
-    (OpenHands' ``[Python Interpreter: ...]``); it is cut off before the check.
+    lines pass gives nothing.
     """
     lines = output_lines(body)
-    if glued_notes and lines:
-        lines[-1] = _GLUED_NOTE.sub("", lines[-1])
     cwd = search.cwd
     files: dict[str, dict[int, str]] = {}
     texts: dict[str, list[str] | None] = {}
