@@ -131,6 +131,20 @@ FORMATS: list[tuple[str, str, Any, str, list[Searched]]] = [
         [S("src/b.py", (1, "foo"), (3, "baz"), (4, "foo"))],
     ),
     (
+        "git grep --heading: a path line straight after the last line of the file before",
+        "Bash",
+        {"command": "git grep -n --heading foo"},
+        "a.py\n2:foo = 1\nsrc/b.py\n1:foo\n",
+        [S("a.py", (2, "foo = 1")), S("src/b.py", (1, "foo"))],
+    ),
+    (
+        "rg's stand-in for a long line is no text of the file",
+        "Bash",
+        {"command": "rg -n -M 80 foo /elsewhere/x.py"},
+        "3:[Omitted long line with 1 matches]\n4:foo\n",
+        [S("/elsewhere/x.py", (4, "foo"))],
+    ),
+    (
         "Claude Code Grep over the working directory: paths relative to it",
         "Grep",
         {"pattern": "foo", "output_mode": "content", "-n": True},
