@@ -560,3 +560,21 @@ def searched(search: SearchCommand, body: str, text_of: TextLookup) -> list[Sear
         for path, numbered in files.items()
         if numbered
     ]
+
+
+def line_ranges(found: Searched) -> list[tuple[int, int]]:
+    """The printed lines as ascending runs of consecutive numbers (``fresh/observe``'s
+    ``ranges``, first and last line of each)."""
+    runs: list[tuple[int, int]] = []
+    for number, _ in found.lines:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
+
+
+def shown_text(found: Searched) -> str:
+    """The printed lines joined in order, each ending in a newline (``fresh/observe``'s
+    ``text`` for ``ranges``)."""
+    return "".join(text + "\n" for _, text in found.lines)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, Wrote, recognize
+from fresh_ls.toolcalls.searches import line_ranges, shown_text
 
 CWD = "/ws"
 FILES = {
@@ -175,6 +176,14 @@ FORMATS: list[tuple[str, str, Any, str, list[Searched]]] = [
         [S("a.py", *A)],
     ),
     (
+        "OpenHands 1.x: exit code and working directory notes after the output",
+        "execute_bash",
+        {"command": "grep -n foo a.py"},
+        "2:foo = 1\n4:foo()\n[The command completed with exit code 0.]\n"
+        "[Current working directory: /ws]\n[Python interpreter: /usr/bin/python]",
+        [S("a.py", *A)],
+    ),
+    (
         "Codex exec_command after its preamble, workdir",
         "exec_command",
         {"cmd": "rg -n foo", "workdir": "src"},
@@ -320,3 +329,9 @@ def test_a_failed_tool_call_gives_no_search() -> None:
         "c1", "Grep", {"pattern": "foo", "output_mode": "content"}, "a.py:2:foo = 1", True
     )
     assert recognize(call, CWD, _text_of) == []
+
+
+def test_ranges_and_text_for_observe() -> None:
+    found = S("f.py", (1, "a"), (2, "b"), (4, "d"), (7, "g"), (8, "h"))
+    assert line_ranges(found) == [(1, 2), (4, 4), (7, 8)]
+    assert shown_text(found) == "a\nb\nd\ng\nh\n"
