@@ -34,6 +34,7 @@ from typing import Literal
 from fresh_ls.toolcalls.agents import ToolCall, _str, codex_cwd, shell_command_of
 from fresh_ls.toolcalls.numbered import plain_lines
 from fresh_ls.toolcalls.searches import (
+    _OMITTED,
     SearchCommand,
     TextLookup,
     grep_tool,
@@ -311,6 +312,8 @@ def rebuild(envelope: Envelope, text_of: TextLookup) -> str:
         if current is None:
             continue
         decoration = lines[printed.index][: printed.start]
+        if _OMITTED.match(lines[printed.index][printed.start :]):
+            continue  # rg's stand-in for a long line: a re-run would print it the same
         if 1 <= printed.number <= len(current):
             new = current[printed.number - 1]
         else:

@@ -397,6 +397,7 @@ def grep_tool(args: Any, cwd: str | None) -> SearchCommand | None:
 _BARE = re.compile(r"^(\d+)([:-])(.*)$")
 _MATCH = re.compile(r"^([^:\n]+):(\d+):(.*)$")
 _SECOND_SPLIT = re.compile(r".*?:\d+:")
+_OMITTED = re.compile(r"\[Omitted long (?:matching |context )?line")
 _NOTE = re.compile(
     r"^(?:(?:grep|rg|git|fatal|error|warning): |Binary file .* matches$|"
     r"\[Showing results with pagination|The search stopped before it finished)"
@@ -478,7 +479,12 @@ def _parse(lines: list[str], mode: Mode, search: SearchCommand) -> list[PrintedL
     current: str | None = None
     for index, line in enumerate(lines):
         match = _BARE.match(line)
-        at_start = index == 0 or lines[index - 1] == ""
+        # rg parts files by a blank line; git grep --heading (without --break) does not
+        at_start = (
+            index == 0
+            or lines[index - 1] == ""
+            or (search.program == "git grep" and current is not None and match is None)
+        )
         if match and current is not None:
             out.append(PrintedLine(index, current, int(match.group(1)), match.end(2)))
         elif line == "--" and current is not None:
@@ -538,6 +544,8 @@ def searched(search: SearchCommand, body: str, text_of: TextLookup) -> list[Sear
             text = text_of(printed.path, cwd)
             texts[printed.path] = plain_lines(text) if text is not None else None
         shown = lines[printed.index][printed.start :]
+        if _OMITTED.match(shown):
+            continue  # rg's stand-in for a line longer than --max-columns
         current = texts[printed.path]
         if current is None and printed.ambiguous:
             continue
@@ -552,3 +560,21 @@ def searched(search: SearchCommand, body: str, text_of: TextLookup) -> list[Sear
         for path, numbered in files.items()
         if numbered
     ]
+
+
+def line_ranges(found: Searched) -> list[tuple[int, int]]:
+    """The printed lines as ascending runs of consecutive numbers (``fresh/observe``'s
+    ``ranges``, first and last line of each)."""
+    runs: list[tuple[int, int]] = []
+    for number, _ in found.lines:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs
+
+
+def shown_text(found: Searched) -> str:
+    """The printed lines joined in order, each ending in a newline (``fresh/observe``'s
+    ``text`` for ``ranges``)."""
+    return "".join(text + "\n" for _, text in found.lines)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, Wrote, recognize
+from fresh_ls.toolcalls.searches import line_ranges, shown_text
 
 CWD = "/ws"
 FILES = {
@@ -131,6 +132,20 @@ FORMATS: list[tuple[str, str, Any, str, list[Searched]]] = [
         [S("src/b.py", (1, "foo"), (3, "baz"), (4, "foo"))],
     ),
     (
+        "git grep --heading: a path line straight after the last line of the file before",
+        "Bash",
+        {"command": "git grep -n --heading foo"},
+        "a.py\n2:foo = 1\nsrc/b.py\n1:foo\n",
+        [S("a.py", (2, "foo = 1")), S("src/b.py", (1, "foo"))],
+    ),
+    (
+        "rg's stand-in for a long line is no text of the file",
+        "Bash",
+        {"command": "rg -n -M 80 foo /elsewhere/x.py"},
+        "3:[Omitted long line with 1 matches]\n4:foo\n",
+        [S("/elsewhere/x.py", (4, "foo"))],
+    ),
+    (
         "Claude Code Grep over the working directory: paths relative to it",
         "Grep",
         {"pattern": "foo", "output_mode": "content", "-n": True},
@@ -158,6 +173,14 @@ FORMATS: list[tuple[str, str, Any, str, list[Searched]]] = [
         "execute_bash",
         {"command": "grep -n foo a.py"},
         "grep -n foo a.py\r\n2:foo = 1\r\n4:foo()" + OH_TAIL,
+        [S("a.py", *A)],
+    ),
+    (
+        "OpenHands 1.x: exit code and working directory notes after the output",
+        "execute_bash",
+        {"command": "grep -n foo a.py"},
+        "2:foo = 1\n4:foo()\n[The command completed with exit code 0.]\n"
+        "[Current working directory: /ws]\n[Python interpreter: /usr/bin/python]",
         [S("a.py", *A)],
     ),
     (
@@ -306,3 +329,9 @@ def test_a_failed_tool_call_gives_no_search() -> None:
         "c1", "Grep", {"pattern": "foo", "output_mode": "content"}, "a.py:2:foo = 1", True
     )
     assert recognize(call, CWD, _text_of) == []
+
+
+def test_ranges_and_text_for_observe() -> None:
+    found = S("f.py", (1, "a"), (2, "b"), (4, "d"), (7, "g"), (8, "h"))
+    assert line_ranges(found) == [(1, 2), (4, 4), (7, 8)]
+    assert shown_text(found) == "a\nb\nd\ng\nh\n"
