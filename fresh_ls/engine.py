@@ -29,7 +29,7 @@ from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
-from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
+from fresh_ls.core.paths import PathOutsideRoot, resolve_in_roots
 from fresh_ls.core.ranges import observed_lines, observed_range, observed_spans, split_given
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
@@ -92,9 +92,11 @@ class Engine:
     projections: proj.ProjectionCache = field(default_factory=proj.ProjectionCache)
     #: Per session: which refresh was sent after which tool result (``placement: anchored``)
     ledgers: dict[str, Ledger] = field(default_factory=dict)
+    #: ``--also`` folders (resolved): files there are views too, named by absolute path
+    also: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
-        self.sources = SourceTable(self.root)
+        self.sources = SourceTable(self.root, also=self.also)
         self.attribution = Attribution()
         self.plans = Plans(self.clock)
         self._seq = 0
@@ -116,9 +118,11 @@ class Engine:
     # -- lifecycle ------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, root: Path, state_dir: Path, clock: Clock = time.time) -> Engine:
+    async def open(
+        cls, root: Path, state_dir: Path, clock: Clock = time.time, also: tuple[Path, ...] = ()
+    ) -> Engine:
         store = await ViewStore.open(state_dir / DATABASE_FILE)
-        engine = cls(root=root, state_dir=state_dir, store=store, clock=clock)
+        engine = cls(root=root, state_dir=state_dir, store=store, clock=clock, also=also)
         for view in await store.load_views():
             engine.views.setdefault(view.session, {})[view.view_id] = view
             engine._seq = max(engine._seq, view.seq)
@@ -139,7 +143,7 @@ class Engine:
 
     def resolve(self, path: str, field_name: str = "path") -> str:
         try:
-            rel, _ = resolve_in_root(self.root, path)
+            rel, _ = resolve_in_roots(self.root, self.also, path)
         except PathOutsideRoot as exc:
             raise OutsideRoot(f"{field_name}: {exc}") from None
         return rel

@@ -46,10 +46,12 @@ from fresh_ls.client import (
 )
 from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
 from fresh_ls.proxy.responses import arewrite_responses
+from fresh_ls.proxy.searches import Renderer, SearchResult, outside_note, search_view_id
 from fresh_ls.proxy.shapes import (
     BlockView,
     Shape,
     block_views,
+    edit_result,
     reply_writes,
     session_of,
     shape_of,
@@ -57,6 +59,7 @@ from fresh_ls.proxy.shapes import (
 )
 from fresh_ls.toolcalls.agents import Searched, Seen, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
+from fresh_ls.toolcalls.searches import line_ranges, shown_text
 
 #: Headers that belong to one hop, never forwarded (RFC 9110 section 7.6.1), and those
 #: aiohttp sets itself from the body it sends.
@@ -88,6 +91,10 @@ ClientFactory = Callable[[], Awaitable[Any]]
 class SessionState:
     seen: set[str] = field(default_factory=set)  # tool-call ids already read
     views: set[str] = field(default_factory=set)  # those that became views
+    #: search results (``proxy.searches``) by tool-call id
+    searches: dict[str, SearchResult] = field(default_factory=dict)
+    #: tool results that show a file outside every root: the line added to each
+    outside: dict[str, str] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     requests: int = 0
     rewritten: int = 0
@@ -112,12 +119,17 @@ class Proxy:
         placement: str | None = "anchored",
         agent_cwd: str | None = None,
         log_requests: str | os.PathLike[str] | None = None,
+        also: tuple[Path, ...] = (),
+        agent_roots: list[str] | tuple[str, ...] = (),
     ) -> None:
         self.root = Path(root).resolve()
         spellings = [str(self.root)]
         if os.path.abspath(root) != str(self.root):
             spellings.append(os.path.abspath(root))
-        self.paths = AgentRoots(self.root, spellings, agent_cwd or str(self.root))
+        spellings += [r for r in agent_roots if r not in spellings]  # the agent's own names
+        self.also = tuple(Path(a).resolve() for a in also)
+        self.paths = AgentRoots(self.root, spellings, agent_cwd or str(self.root), self.also)
+        self.renderer = Renderer(self.paths)
         self.upstream = upstream.rstrip("/")
         self.connect = connect
         self.fail_open = fail_open
@@ -309,14 +321,20 @@ class Proxy:
             # the tool result as the model sees it, for a patch in place (anchored): only
             # when the result is one view's
             result = call.output if sum(isinstance(e, Seen) for e in effects) == 1 else None
+            search = SearchResult(call, self.paths.cwd)
             for effect in effects:
-                if isinstance(effect, Searched):
-                    continue  # search results are registered once the server takes ranges
                 rel = self.paths.rel(effect.path, effect.cwd)
                 if rel is None:
+                    if not isinstance(effect, Wrote) and call.call_id not in state.outside:
+                        state.outside[call.call_id] = outside_note(
+                            self.paths.absolute(effect.path, effect.cwd), self._root_names()
+                        )
                     continue
                 if isinstance(effect, Wrote):
                     await client.did_write(rel, session=session)
+                    continue
+                if isinstance(effect, Searched):
+                    await self._observe_search(client, session, search, rel, effect)
                     continue
                 assert isinstance(effect, Seen)
                 try:
@@ -334,16 +352,82 @@ class Proxy:
                     continue
                 state.views.add(call.call_id)
                 held.append(call.call_id)
+            if search.views:
+                state.searches[call.call_id] = search
             state.seen.add(call.call_id)
         return held
+
+    async def _observe_search(
+        self, client: Any, session: str, search: SearchResult, rel: str, found: Searched
+    ) -> None:
+        """One file's printed lines of a search result as a sparse view."""
+        view_id = search_view_id(search.call.call_id, len(search.views))
+        try:
+            await client.observe(
+                session, rel, view_id=view_id, ranges=line_ranges(found), text=shown_text(found)
+            )
+        except _NOT_A_VIEW:
+            return
+        search.views.append((view_id, rel, found))
+
+    def _root_names(self) -> list[str]:
+        return [str(self.root), *(str(a) for a in self.also)]
+
+    async def _forgotten(self, client: Any, session: str, state: SessionState) -> dict[str, str]:
+        """Ask the server which of the session's views it holds (``fresh/forget``, a
+        forgotten session or a reset state dir drop views behind the proxy's back): a tool
+        result whose view is gone is read again, so it is registered anew rather than sent
+        unmarked. The status of each view held, by id."""
+        if not state.views and not state.searches:
+            return {}
+        known = {v["viewId"]: v["status"] for v in (await client.stale(session))["views"]}
+        for view_id in [v for v in state.views if v not in known]:
+            state.views.discard(view_id)
+            state.seen.discard(view_id)
+        for call_id, found in list(state.searches.items()):
+            if any(v not in known for v in found.view_ids):
+                del state.searches[call_id]
+                state.seen.discard(call_id)
+        return known
+
+    async def _searches_and_outside(
+        self,
+        client: Any,
+        shape: Shape,
+        session: str,
+        state: SessionState,
+        body: dict[str, Any],
+        known: dict[str, str],
+    ) -> bool:
+        """Stale search results printed again in place, and the line added to results
+        outside every root (``proxy.searches``); whether ``body`` changed."""
+        present = {c.call_id for c in tool_calls(shape, body)}
+        changed = False
+        searches = [f for c, f in state.searches.items() if c in present]
+        unknown = [v for f in searches for v in f.view_ids if v not in known]
+        if unknown:
+            got = await client.stale(session, view_ids=unknown)
+            known = {**known, **{v["viewId"]: v["status"] for v in got["views"]}}
+        for found in searches:
+            if all(known.get(v) == "fresh" for v in found.view_ids):
+                continue
+            text = await self.renderer.render(found)
+            if text is not None:
+                changed |= edit_result(shape, body, found.call.call_id, _replaced_by(text))
+        for call_id, note in state.outside.items():
+            if call_id in present:
+                changed |= edit_result(shape, body, call_id, _with_line(note))
+        return changed
 
     async def _rewrite(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
     ) -> dict[str, Any] | None:
         blocks = block_views(shape, body)
+        known = await self._forgotten(client, session, state)
         held = await self._register(client, shape, session, state, body, blocks)
+        touched = await self._searches_and_outside(client, shape, session, state, body, known)
         if not held:
-            return None
+            return dict(body) if touched else None
         done: Rewritten
         if shape == "responses":
             out, done = await arewrite_responses(
@@ -368,7 +452,7 @@ class Proxy:
             )
             out = done.request
         if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
-            return None
+            return dict(body) if touched else None
         return dict(out)
 
     # -- upstream -------------------------------------------------------------------------
@@ -408,6 +492,15 @@ class Proxy:
                     await response.write(chunk)
             await response.write_eof()
         return response
+
+
+def _replaced_by(text: str) -> Callable[[str], str]:
+    return lambda _old: text
+
+
+def _with_line(line: str) -> Callable[[str], str]:
+    """The result with ``line`` after it, once (a retried rewrite adds nothing more)."""
+    return lambda old: old if old.endswith(line) else f"{old.rstrip(chr(10))}\n{line}"
 
 
 def _spans_of(blocks: list[BlockView]) -> Any:
@@ -479,6 +572,8 @@ def status_of(proxy: Proxy) -> dict[str, Any]:
                 "requests": s.requests,
                 "rewritten": s.rewritten,
                 "views": len(s.views),
+                "searches": len(s.searches),
+                "outside": len(s.outside),
             }
             for name, s in sorted(proxy.sessions.items())
         ],

@@ -22,9 +22,12 @@ PROXY_FILE = "proxy.json"
 HOST = "127.0.0.1"
 
 
-async def connect_server(root: Path, state_dir: Path | None = None) -> Any:
+async def connect_server(
+    root: Path, state_dir: Path | None = None, also: tuple[Path, ...] = ()
+) -> Any:
     """The running fresh-ls server of ``root`` (through its endpoint.json), or a new one
-    started for the proxy (also listening, so ``fresh-ls status`` finds it)."""
+    started for the proxy (also listening, so ``fresh-ls status`` finds it; tracking the
+    ``also`` folders: a server already running keeps its own)."""
     from fresh_ls.client import AsyncClient, ConnectionClosedError
 
     try:
@@ -33,6 +36,8 @@ async def connect_server(root: Path, state_dir: Path | None = None) -> Any:
         extra = ["--listen"]
         if state_dir is not None:
             extra += ["--state-dir", str(state_dir)]
+        for folder in also:
+            extra += ["--also", str(folder)]
         return await AsyncClient.spawn(root, extra_args=extra)
 
 
@@ -56,6 +61,10 @@ class ProxyOptions(TypedDict, total=False):
     budget_bytes: int | None
     placement: str | None  # "anchored" (default) or "end"
     log_requests: Path | None
+    #: where the agent's relative paths start (``run`` in a subfolder of the root)
+    agent_cwd: str | None
+    #: ``--also`` folders: their files are tracked too
+    also: tuple[Path, ...]
 
 
 @contextlib.asynccontextmanager
@@ -76,12 +85,14 @@ async def running_proxy(
     proxy = Proxy(
         root,
         upstream,
-        connect or (lambda: connect_server(root, state_dir)),
+        connect or (lambda: connect_server(root, state_dir, options.get("also", ()))),
         fail_open=options.get("fail_open", False),
         policy=options.get("policy"),
         budget_bytes=options.get("budget_bytes"),
         placement=options.get("placement") or "anchored",
         log_requests=options.get("log_requests"),
+        agent_cwd=options.get("agent_cwd"),
+        also=options.get("also", ()),
     )
     await proxy.start()
     runner = proxy.runner()
@@ -155,11 +166,13 @@ async def running_pair(
     openai_upstream: str,
     state_dir: Path | None = None,
     fail_open: bool = False,
+    agent_cwd: str | None = None,
+    also: tuple[Path, ...] = (),
 ) -> AsyncIterator[tuple[str, str]]:
     """Two proxies of one fresh-ls client, one per request shape's upstream (Anthropic, then
     OpenAI): yields their base URLs. Both records (``proxy.json``, ``proxy-openai.json``)
     go when it ends."""
-    client = await connect_server(root.resolve(), state_dir)
+    client = await connect_server(root.resolve(), state_dir, also)
     shared = _Shared(client)
 
     async def connect() -> Any:
@@ -173,6 +186,8 @@ async def running_pair(
                 state_dir=state_dir,
                 fail_open=fail_open,
                 connect=connect,
+                agent_cwd=agent_cwd,
+                also=also,
             ) as (_a, anthropic_url),
             running_proxy(
                 root,
@@ -181,6 +196,8 @@ async def running_pair(
                 fail_open=fail_open,
                 connect=connect,
                 record_name="proxy-openai.json",
+                agent_cwd=agent_cwd,
+                also=also,
             ) as (_o, openai_url),
         ):
             yield anthropic_url, openai_url
@@ -196,16 +213,21 @@ async def run_command(
     openai_upstream: str,
     state_dir: Path | None = None,
     fail_open: bool = False,
+    agent_cwd: str | None = None,
+    also: tuple[Path, ...] = (),
 ) -> int:
     """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
     pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
-    exits, and its exit status is returned."""
+    exits, and its exit status is returned. ``agent_cwd``: where CMD runs (a subfolder of
+    the root), which its relative paths start from."""
     async with running_pair(
         root,
         anthropic_upstream=anthropic_upstream,
         openai_upstream=openai_upstream,
         state_dir=state_dir,
         fail_open=fail_open,
+        agent_cwd=agent_cwd,
+        also=also,
     ) as (anthropic_url, openai_url):
         env = dict(os.environ)
         env["ANTHROPIC_BASE_URL"] = anthropic_url
@@ -232,6 +254,7 @@ async def serve_pair(
     state_dir: Path | None = None,
     fail_open: bool = False,
     exit_with_stdin: bool = False,
+    also: tuple[Path, ...] = (),
 ) -> int:
     """``fresh-ls proxies``: the two proxies of ``fresh-ls run``, without a command, until
     SIGTERM or SIGINT (or, with ``exit_with_stdin``, until standard input closes: an editor
@@ -245,6 +268,7 @@ async def serve_pair(
         openai_upstream=openai_upstream,
         state_dir=state_dir,
         fail_open=fail_open,
+        also=also,
     ) as (anthropic_url, openai_url):
         line = {
             "anthropic": anthropic_url,

@@ -64,8 +64,10 @@ class _StreamWriter:
         if self._w.is_closing():
             return
         if self._w.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
-            log.warning("closing a connection that left %d bytes of answers unread",
-                        self._w.transport.get_write_buffer_size())
+            log.warning(
+                "closing a connection that left %d bytes of answers unread",
+                self._w.transport.get_write_buffer_size(),
+            )
             self._w.close()
             return
         self._w.write(data)
@@ -206,6 +208,15 @@ class App:
             conn.close()
 
 
+def _absolute_sync(engine: Engine, folder: Path) -> Callable[[list[str]], None]:
+    """The watcher's callback for an ``--also`` folder: its files by absolute path."""
+
+    def sync(rels: list[str]) -> None:
+        engine.sync([f"{folder}/{r}" for r in rels])
+
+    return sync
+
+
 async def serve(
     root: Path,
     state_dir: Path,
@@ -214,9 +225,10 @@ async def serve(
     listen_enabled: bool,
     watch: bool = True,
     limits: Limits | None = None,
+    also: tuple[Path, ...] = (),
 ) -> int:
     lock = RootLock.acquire(state_dir)
-    engine = await Engine.open(root, state_dir)
+    engine = await Engine.open(root, state_dir, also=also)
     app = App(engine, persistent_token(state_dir), limits)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -225,11 +237,18 @@ async def serve(
     server: asyncio.AbstractServer | None = None
     socket_path: Path | None = None
     watcher: asyncio.Task[None] | None = None
+    also_watchers: list[asyncio.Task[None]] = []
     executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fresh-ls-io")
     try:
         if watch:
             engine.watching = True
             watcher = asyncio.create_task(watch_root(root, state_dir, engine.sync, app.stop))
+            for folder in also:  # their files are named by absolute path
+                also_watchers.append(
+                    asyncio.create_task(
+                        watch_root(folder, state_dir, _absolute_sync(engine, folder), app.stop)
+                    )
+                )
         if listen_enabled:
             address = ListenAddress.parse(listen, state_dir)
             if address.kind == "unix":
@@ -269,10 +288,10 @@ async def serve(
         if socket_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 socket_path.unlink()
-        if watcher is not None:
-            watcher.cancel()
+        for task in [*([watcher] if watcher is not None else []), *also_watchers]:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watcher
+                await task
         await engine.close()
         lock.release()
         executor.shutdown(wait=False, cancel_futures=True)

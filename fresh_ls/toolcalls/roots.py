@@ -8,6 +8,7 @@ named (to tell what a command such as ``sed -n`` showed); both do it here.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,14 +22,36 @@ class AgentRoots:
     spellings: list[str]
     #: The directory the agent's relative paths start from.
     cwd: str
+    #: ``--also`` folders (resolved): a file there is named by its absolute real path
+    also: tuple[Path, ...] = ()
 
     def rel(self, path: str, cwd: str | None = None) -> str | None:
-        """The root-relative path of ``path`` as the agent wrote it, or None outside."""
+        """The root-relative path of ``path`` as the agent wrote it (a file of an
+        ``also`` folder: its absolute real path, as the server names it), or None when it
+        is outside every root."""
         full = posixpath.normpath(posixpath.join(cwd or self.cwd, path))
         for root in self.spellings:
             prefix = root.rstrip("/") + "/"
             if full.startswith(prefix):
                 return full[len(prefix) :]
+        return self._through_links(full)
+
+    def absolute(self, path: str, cwd: str | None = None) -> str:
+        """``path`` as the agent wrote it, made absolute against its working directory."""
+        return posixpath.normpath(posixpath.join(cwd or self.cwd, path))
+
+    def _through_links(self, full: str) -> str | None:
+        """A path of no known spelling whose real location (symlinks followed, as the
+        server resolves it: PROTOCOL.md v1.3) is inside the root: ``/testbed/x.py`` when
+        ``/testbed`` links to the root; or inside an ``also`` folder. None when it leads
+        anywhere else."""
+        if not full.startswith("/"):
+            return None
+        real = Path(os.path.realpath(full))
+        if real != self.root and real.is_relative_to(self.root):
+            return real.relative_to(self.root).as_posix()
+        if any(real != a and real.is_relative_to(a) for a in self.also):
+            return real.as_posix()
         return None
 
     def text_of(self, path: str, cwd: str | None) -> str | None:

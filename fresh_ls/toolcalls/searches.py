@@ -529,6 +529,14 @@ def output_lines(body: str) -> list[str]:
     return plain_lines(body)
 
 
+def terminal_shows(decoration: str, line: str, shown: str) -> bool:
+    """Whether ``shown`` is the file's ``line`` as a terminal printed it: OpenHands reads its
+    shell through a terminal, which turns each TAB into spaces up to the next tab stop (every
+    8 columns, counted from the start of the printed line, decoration included). Such a line
+    is registered with the file's own text, so a later change to it is still seen."""
+    return "\t" in line and (decoration + line).expandtabs(8) == decoration + shown
+
+
 def searched(search: SearchCommand, body: str, text_of: TextLookup) -> list[Searched]:
     """The lines each file showed, per file in order of first appearance.
 
@@ -552,8 +560,12 @@ def searched(search: SearchCommand, body: str, text_of: TextLookup) -> list[Sear
         if current is not None:
             if printed.number < 1 or printed.number > len(current):
                 continue
-            if current[printed.number - 1] != shown:
+            line = current[printed.number - 1]
+            if line != shown and not terminal_shows(
+                lines[printed.index][: printed.start], line, shown
+            ):
                 continue
+            shown = line
         files.setdefault(printed.path, {})[printed.number] = shown
     return [
         Searched(path, cwd, tuple(sorted(numbered.items())))

@@ -17,6 +17,7 @@ FILES = {
     "/ws/src/b.py": "foo\nbar\nbaz\nfoo\n",
     "/ws/src/c-1-d.py": "foo\n",
     "/ws/s.py": "t = a[1:5:2]\n",
+    "/ws/Makefile": "all:\n\tcd $(buildDir) && make\n",
 }
 
 
@@ -290,6 +291,18 @@ LINES_LEFT_OUT: list[tuple[str, str, str, list[Searched]]] = [
         "grep -n foo a.py",
         "2:foo = 1\n4:foo(changed)\n",
         [S("a.py", (2, "foo = 1"))],
+    ),
+    (
+        "a TAB a terminal turned into spaces (OpenHands) still matches; the file's text is kept",
+        "grep -n buildDir Makefile",
+        "2:      cd $(buildDir) && make\n",  # to column 8
+        [S("Makefile", (2, "\tcd $(buildDir) && make"))],
+    ),
+    (
+        "spaces that are no tab stop's worth are no TAB",
+        "grep -n buildDir Makefile",
+        "2:  cd $(buildDir) && make\n",
+        [],
     ),
     (
         "a path outside the folders searched is not trusted",
