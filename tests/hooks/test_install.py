@@ -118,7 +118,7 @@ def test_files_project_scope_with_mcp(tmp_path: Path) -> None:
     assert server[MCP_NAME] == {
         "type": "stdio",
         "command": "/opt/py/bin/python",
-        "args": ["-m", "fresh_ls", "mcp", "--root", str(root)],
+        "args": ["-P", "-m", "fresh_ls", "mcp", "--root", str(root)],
     }
     assert uninstall(t) == [str(settings), str(mcp)]
     assert json.loads(settings.read_text()) == OTHERS
@@ -166,11 +166,11 @@ def test_cli_user_scope_writes_under_home_only(tmp_path: Path) -> None:
     assert os.path.isabs(command.split(" ")[0].strip("'"))
     state = json.loads(claude_json.read_text())
     assert state["numStartups"] == 3
-    assert state["mcpServers"][MCP_NAME]["args"] == ["-m", "fresh_ls", "mcp"]
+    assert state["mcpServers"][MCP_NAME]["args"] == ["-P", "-m", "fresh_ls", "mcp"]
     assert not (proj / ".claude").exists() and not (proj / ".mcp.json").exists()
     done = _cli("uninstall", "claude-code", "--user", cwd=proj, home=home)
     assert done.returncode == 0, done.stderr
-    assert json.loads((home / ".claude" / "settings.json").read_text()) == {}
+    assert not (home / ".claude").exists()  # install created it; nothing else was in it
     assert json.loads(claude_json.read_text()) == {"numStartups": 3, "projects": {}}
 
 
@@ -187,4 +187,105 @@ def test_cli_project_scope_from_the_project_folder(tmp_path: Path) -> None:
     assert "already installed" in again.stdout
     gone = _cli("uninstall", "claude-code", "--root", str(proj), cwd=tmp_path, home=home)
     assert gone.returncode == 0, gone.stderr
-    assert json.loads((proj / ".claude" / "settings.json").read_text()) == {}
+    assert not (proj / ".claude").exists()
+
+
+# -- issue 21 (install) and issue 27 (-P) -------------------------------------------------
+
+OLD_OURS = "'/opt/py/bin/python' -m fresh_ls hook claude-code"  # before -P
+
+
+def test_the_command_runs_python_with_P_so_the_project_is_not_on_sys_path() -> None:
+    assert OURS == "/opt/py/bin/python -P -m fresh_ls hook claude-code"
+    assert is_ours(OURS) and is_ours(OLD_OURS)
+
+
+def test_install_upgrades_an_older_entry_without_P_in_its_place() -> None:
+    entry = {"type": "command", "command": OLD_OURS, "timeout": HOOK_TIMEOUT_S}
+    before = {
+        "hooks": {
+            "PostToolUse": [
+                {"matcher": "Read|Edit|MultiEdit|Write|NotebookEdit|Bash", "hooks": [entry]},
+                {"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]},
+            ],
+            "UserPromptSubmit": [{"hooks": [dict(entry)]}],
+        }
+    }
+    after = add_hooks(copy.deepcopy(before), OURS)
+    post = after["hooks"]["PostToolUse"]
+    assert [g["hooks"][0]["command"] for g in post] == [OURS, "fmt"]  # same place, -P now
+    assert after["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"] == OURS
+    assert remove_hooks(after) == {"hooks": {"PostToolUse": [before["hooks"]["PostToolUse"][1]]}}
+
+
+def test_uninstall_recognizes_an_older_mcp_entry_without_P(tmp_path: Path) -> None:
+    mcp = tmp_path / ".mcp.json"
+    old = {"type": "stdio", "command": "/opt/py/bin/python", "args": ["-m", "fresh_ls", "mcp"]}
+    mcp.write_text(json.dumps({"mcpServers": {"db": {"command": "db"}, MCP_NAME: old}}))
+    t = targets(tmp_path, user=False)
+    assert install(t, mcp=True, python="/opt/py/bin/python") != []
+    servers = json.loads(mcp.read_text())["mcpServers"]
+    assert list(servers) == ["db", MCP_NAME] and servers[MCP_NAME]["args"][:3] == [
+        "-P",
+        "-m",
+        "fresh_ls",
+    ]
+    mcp.write_text(json.dumps({"mcpServers": {"db": {"command": "db"}, MCP_NAME: old}}))
+    assert str(mcp) in uninstall(t)
+    assert json.loads(mcp.read_text()) == {"mcpServers": {"db": {"command": "db"}}}
+
+
+def test_install_writes_into_settings_that_have_no_hooks_key(tmp_path: Path) -> None:
+    """It said "already installed; nothing changed" and wrote nothing (issue 21, 3)."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "sonnet"}))
+    t = targets(tmp_path, user=False)
+    assert install(t, mcp=False, python="/opt/py/bin/python") == [str(settings)]
+    data = json.loads(settings.read_text())
+    assert data["model"] == "sonnet" and is_ours(
+        data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    )
+
+
+def test_a_symlinked_settings_file_stays_a_symlink(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps({"model": "sonnet"}))
+    settings = tmp_path / "proj" / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.symlink_to(dotfiles)
+    t = targets(tmp_path / "proj", user=False)
+    assert install(t, mcp=False, python="/opt/py/bin/python") == [str(settings)]
+    assert settings.is_symlink() and settings.resolve() == dotfiles.resolve()
+    assert "hooks" in json.loads(dotfiles.read_text())
+    assert uninstall(t) == [str(settings)]
+    assert settings.is_symlink() and json.loads(dotfiles.read_text()) == {"model": "sonnet"}
+
+
+def test_uninstall_removes_the_files_install_created(tmp_path: Path) -> None:
+    t = targets(tmp_path, user=False)
+    assert len(install(t, mcp=True, python="/opt/py/bin/python")) == 2
+    assert uninstall(t) == [str(t.settings), str(t.mcp)]
+    assert list(tmp_path.iterdir()) == []  # no {} files, no empty .claude/
+
+
+def test_install_keeps_numbers_as_written(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        '{"cleanupPeriodDays": 1e5, "ratio": 0.10, "n": 12, "big": 1E+400, "hooks": {}}\n'
+    )
+    t = targets(tmp_path, user=False)
+    install(t, mcp=False, python="/opt/py/bin/python")
+    text = settings.read_text()
+    for spelled in ('"cleanupPeriodDays": 1e5', '"ratio": 0.10', '"n": 12', '"big": 1E+400'):
+        assert spelled in text, text
+    uninstall(t)
+    assert json.loads(settings.read_text().replace("1E+400", "1")) == {
+        "cleanupPeriodDays": 1e5,
+        "ratio": 0.10,
+        "n": 12,
+        "big": 1,
+    }  # our "hooks" went with our entries
+    assert "1e5" in settings.read_text()
