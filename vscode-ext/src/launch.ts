@@ -220,6 +220,9 @@ export function parseEndpoint(text: string): Endpoint | undefined {
   }
 }
 
+/** The hosts a TCP endpoint may name. */
+export const LOOPBACK_HOSTS: readonly string[] = ["127.0.0.1", "localhost"];
+
 export type Address = { kind: "unix"; path: string } | { kind: "tcp"; host: string; port: number };
 
 export function parseAddress(address: string): Address | undefined {
@@ -233,7 +236,11 @@ export function parseAddress(address: string): Address | undefined {
     if (at <= 0) return undefined;
     const port = Number(rest.slice(at + 1));
     if (!Number.isInteger(port) || port <= 0 || port > 65535) return undefined;
-    return { kind: "tcp", host: rest.slice(0, at), port };
+    const host = rest.slice(0, at);
+    // The endpoint file sits in the folder, so a repository can ship one: only a loopback
+    // port (the only kind the server binds) is believed (fresh_ls/statedir.py does the same).
+    if (!LOOPBACK_HOSTS.includes(host)) return undefined;
+    return { kind: "tcp", host, port };
   }
   return undefined;
 }

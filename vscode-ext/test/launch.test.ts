@@ -132,6 +132,9 @@ describe("endpoint", () => {
     assert.equal(parseAddress("tcp:127.0.0.1:0"), undefined);
     assert.equal(parseAddress("tcp:nope"), undefined);
     assert.equal(parseAddress("unix:"), undefined);
+    // a repository can ship .fresh-ls/endpoint.json: a remote host is never believed
+    assert.equal(parseAddress("tcp:192.0.2.7:443"), undefined);
+    assert.equal(parseAddress("tcp:evil.example:8123"), undefined);
   });
 
   it("copies what a harness needs", () => {
