@@ -13,8 +13,12 @@ server), and the MCP and hook entries ``install`` writes, all take their argv fr
 
 from __future__ import annotations
 
-import shlex
+import shutil
 import sys
+
+#: The console script ``pip install`` puts on ``PATH``: it runs with its own ``bin`` folder on
+#: ``sys.path``, never the working directory, so it needs no ``-P``.
+CONSOLE_SCRIPT = "fresh-ls"
 
 
 def python_command(*args: str, python: str | None = None) -> list[str]:
@@ -22,6 +26,9 @@ def python_command(*args: str, python: str | None = None) -> list[str]:
     return [python or sys.executable, "-P", "-m", "fresh_ls", *args]
 
 
-def shell_command(*args: str, python: str | None = None) -> str:
-    """``python_command`` as one shell line (a hook's ``command``), each word quoted."""
-    return shlex.join(python_command(*args, python=python))
+def portable_prefix() -> list[str] | None:
+    """``["fresh-ls"]`` when the console script is on ``PATH`` here: a command that works on
+    any machine where fresh-ls is installed, for files a team shares (a project's
+    ``.claude/settings.json``, ``.mcp.json``), where this clone's interpreter path would
+    break everyone else. None when it is not on ``PATH`` (the command would fail here)."""
+    return [CONSOLE_SCRIPT] if shutil.which(CONSOLE_SCRIPT) else None

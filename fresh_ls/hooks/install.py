@@ -33,6 +33,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.hooks.claude_code import TOOL_MATCHER
-from fresh_ls.launch import python_command, shell_command
+from fresh_ls.launch import python_command
 
 MCP_NAME = "fresh-ls"
 #: Seconds Claude Code waits for one hook call; a call takes milliseconds, and the hook
@@ -52,8 +53,13 @@ _OUR_MCP = re.compile(r"(?:-m\s+fresh_ls|fresh-ls)\s+mcp(?:\s|$)")
 Settings = dict[str, Any]
 
 
-def hook_command(python: str | None = None) -> str:
-    return shell_command("hook", "claude-code", python=python)
+def _argv(args: list[str], python: str | None, prefix: list[str] | None) -> list[str]:
+    """``prefix + args`` (``["fresh-ls", ...]``, portable), else ``python -P -m fresh_ls``."""
+    return [*prefix, *args] if prefix else python_command(*args, python=python)
+
+
+def hook_command(python: str | None = None, prefix: list[str] | None = None) -> str:
+    return shlex.join(_argv(["hook", "claude-code"], python, prefix))
 
 
 def is_ours(command: Any) -> bool:
@@ -141,8 +147,13 @@ def add_hooks(settings: Settings, command: str) -> Settings:
     return {**settings, "hooks": new_hooks}
 
 
-def mcp_entry(root: Path | None, python: str | None = None) -> dict[str, Any]:
-    command, *args = python_command("mcp", *(["--root", str(root)] if root else []), python=python)
+def mcp_entry(
+    root: Path | None, python: str | None = None, prefix: list[str] | None = None
+) -> dict[str, Any]:
+    """A portable entry (``prefix``) names no root: ``fresh-ls mcp`` serves the folder Claude
+    Code starts it in, the project, on every machine."""
+    root_args = ["--root", str(root)] if root and not prefix else []
+    command, *args = _argv(["mcp", *root_args], python, prefix)
     return {"type": "stdio", "command": command, "args": args}
 
 
@@ -314,10 +325,13 @@ def targets(root: Path, user: bool, home: Path | None = None) -> Targets:
     return Targets(root / ".claude" / "settings.json", root / ".mcp.json", root, True)
 
 
-def install(t: Targets, mcp: bool, python: str | None = None) -> list[str]:
-    """Add our entries; the files that changed."""
+def install(
+    t: Targets, mcp: bool, python: str | None = None, prefix: list[str] | None = None
+) -> list[str]:
+    """Add our entries (with ``prefix``, e.g. ``["fresh-ls"]``, the portable command; else
+    ``python -P -m fresh_ls``); the files that changed."""
     changed = []
-    command = hook_command(python)
+    command = hook_command(python, prefix)
 
     def settings_change(s: Settings) -> Settings:
         s = add_hooks(s, command)
@@ -325,7 +339,8 @@ def install(t: Targets, mcp: bool, python: str | None = None) -> list[str]:
 
     if update(t.settings, settings_change, create=True):
         changed.append(str(t.settings))
-    if mcp and update(t.mcp, lambda c: add_mcp(c, mcp_entry(t.mcp_root, python)), create=True):
+    entry = mcp_entry(t.mcp_root, python, prefix)
+    if mcp and update(t.mcp, lambda c: add_mcp(c, entry), create=True):
         changed.append(str(t.mcp))
     return changed
 

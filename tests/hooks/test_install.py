@@ -289,3 +289,63 @@ def test_install_keeps_numbers_as_written(tmp_path: Path) -> None:
         "big": 1,
     }  # our "hooks" went with our entries
     assert "1e5" in settings.read_text()
+
+
+# -- issue 22, 6: the project's shared files -------------------------------------------------
+
+
+def _path_without_fresh_ls() -> str:
+    bins = [d for d in os.environ.get("PATH", "").split(os.pathsep) if d]
+    return os.pathsep.join(d for d in bins if not (Path(d) / "fresh-ls").exists())
+
+
+def test_project_files_get_the_portable_command_when_fresh_ls_is_on_path(tmp_path: Path) -> None:
+    """It wrote this clone's absolute interpreter path into the committed settings, which
+    breaks every teammate; and said nothing about the server the hooks need."""
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    scripts = Path(sys.executable).parent
+    if not (scripts / "fresh-ls").exists():
+        pytest.skip("no fresh-ls console script next to this interpreter")
+    env_path = os.pathsep.join([str(scripts), _path_without_fresh_ls()])
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "fresh_ls", "install", "claude-code", "--mcp"],
+        cwd=proj,
+        env={**ENV, "HOME": str(home), "PATH": env_path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    shared = (proj / ".claude" / "settings.json").read_text() + (proj / ".mcp.json").read_text()
+    assert sys.executable not in shared and str(proj) not in shared
+    settings = json.loads((proj / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command == "fresh-ls hook claude-code"
+    server = json.loads((proj / ".mcp.json").read_text())["mcpServers"][MCP_NAME]
+    assert server == {"type": "stdio", "command": "fresh-ls", "args": ["mcp"]}
+    assert "fresh-ls serve --root . --listen" in done.stdout  # what the hooks need
+
+
+def test_project_files_name_this_interpreter_with_a_warning_when_fresh_ls_is_not_on_path(
+    tmp_path: Path,
+) -> None:
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    proj.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "fresh_ls", "install", "claude-code"],
+        cwd=proj,
+        env={**ENV, "HOME": str(home), "PATH": _path_without_fresh_ls()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((proj / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command == hook_command(sys.executable)
+    assert "not on PATH" in done.stderr and "work here only" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "running fresh-ls server" in done.stdout
