@@ -12,7 +12,7 @@ becomes ``InvalidParams`` (-32602) naming the field in its wire spelling.
 Results are frozen, their arrays tuples: a cached projection is answered again and again
 from the same objects, so no caller can change the next answer.
 
-``schema()`` exports all of it as JSON Schema (``python -m fresh_ls.protocol --schema``);
+``schema()`` exports all of it as JSON Schema (``python -P -m fresh_ls.protocol --schema``);
 ``fresh_ls/protocol.schema.json`` is that export, committed, and the VS Code extension's
 ``protocol.generated.ts`` is generated from it (``tools/gen_ts.py``).
 """
@@ -881,7 +881,7 @@ def schema_json() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args != ["--schema"]:
-        print("usage: python -m fresh_ls.protocol --schema", file=sys.stderr)
+        print("usage: python -P -m fresh_ls.protocol --schema", file=sys.stderr)
         return 2
     from fresh_ls import protocol  # this module by its name, not as __main__
 

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import selectors
 import signal
 import sys
 from collections import OrderedDict
@@ -76,19 +77,33 @@ class _StreamWriter:
         self._w.close()
 
 
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd``: a pipe, a socket or a terminal can; a
+    regular file or ``/dev/null`` cannot (epoll refuses them with EPERM). Asked before
+    ``connect_read_pipe``, which accepts ``/dev/null`` (a character device) and only fails
+    later, in a callback: a traceback in the log and a stdin that never ends."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 async def _stdin_reader(executor: ThreadPoolExecutor) -> asyncio.StreamReader:
     """stdin as an asyncio stream: a pipe through the loop (with flow control), anything
-    else (a regular file) through a thread that feeds it."""
+    else (a regular file, ``/dev/null``) through a thread that feeds it."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=stream_limit())
-    try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
-        )
-        return reader
-    except (ValueError, OSError):
-        pass
     fd = sys.stdin.fileno()
+    if _pollable(fd):
+        try:
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False)
+            )
+            return reader
+        except (ValueError, OSError):
+            pass
 
     async def feed() -> None:
         while True:

@@ -5,7 +5,7 @@ import { parseProxiesLine, proxiesArgs, proxyTooltipLine, terminalVariables } fr
 
 describe("terminal proxy", () => {
   it("runs fresh_ls proxies on the root, stopping with its stdin", () => {
-    assert.deepEqual(proxiesArgs("/w"), ["-m", "fresh_ls", "proxies", "--root", "/w", "--exit-with-stdin"]);
+    assert.deepEqual(proxiesArgs("/w"), ["-P", "-m", "fresh_ls", "proxies", "--root", "/w", "--exit-with-stdin"]);
     assert.deepEqual(proxiesArgs("/w", { anthropic: " http://127.0.0.1:9 ", openai: "" }).slice(-2), [
       "--anthropic-upstream",
       "http://127.0.0.1:9",
