@@ -520,17 +520,33 @@ def _decoded(encoding: str | None, raw: bytes, limit: int = MAX_BODY) -> tuple[b
             f"the request body is {name}-encoded, which fresh-ls proxy cannot read; turn "
             "request compression off in the agent"
         )
+    chunks: list[bytes] = []
+    size = 0
+    pending = raw
     try:
-        plain = inflater.decompress(raw, limit + 1)
+        while not inflater.eof:
+            # In pieces: zlib grows one output buffer by copying, which would cost twice
+            # the limit; pieces cost the limit at most.
+            chunk = inflater.decompress(pending, _INFLATE_STEP)
+            pending = inflater.unconsumed_tail
+            if not chunk and not pending:
+                break  # all input read, no end of stream: cut short
+            size += len(chunk)
+            if size > limit:
+                raise CannotRewrite(
+                    f"the request body expands past {limit} bytes once {name}-decoded",
+                    status=413,
+                )
+            chunks.append(chunk)
     except zlib.error as exc:
         raise CannotRewrite(f"the request body is not valid {name}: {exc}") from None
-    if len(plain) > limit or inflater.unconsumed_tail:
-        raise CannotRewrite(
-            f"the request body expands past {limit} bytes once {name}-decoded", status=413
-        )
     if not inflater.eof:
         raise CannotRewrite(f"the request body is not valid {name}: it is cut short")
-    return plain, True
+    return b"".join(chunks), True
+
+
+#: How much of a compressed body is expanded at a time.
+_INFLATE_STEP = 1 << 20
 
 
 #: Parts of a header or query parameter name that mark a credential (never logged).
