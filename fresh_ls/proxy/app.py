@@ -274,8 +274,11 @@ class Proxy:
         state.requests += 1
         deadline = self.limits.sidecar_timeout
         try:
-            async with asyncio.timeout(deadline), state.lock:
+            async with asyncio.timeout(deadline) as bound, state.lock:
                 for attempt in (1, 2):
+                    if attempt == 2:  # the server is gone: starting a new one has more time
+                        deadline = self.limits.sidecar_start_timeout
+                        bound.reschedule(asyncio.get_running_loop().time() + deadline)
                     client = await self._client(renew=attempt == 2)
                     try:
                         out = await self._rewrite(client, shape, session, state, body)

@@ -41,6 +41,8 @@ class Limits:
     #: Every request's calls to the fresh-ls server together, waiting for the session's
     #: turn included.
     sidecar_timeout: float = 10.0
+    #: The same when the server was gone and a new one is started (then the rewrite).
+    sidecar_start_timeout: float = 60.0
     #: How long a stopping proxy lets requests in flight finish.
     shutdown_timeout: float = 2.0
 
