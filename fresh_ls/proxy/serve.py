@@ -1,4 +1,9 @@
-"""Running the proxy: bind 127.0.0.1, find or start the fresh-ls server, write proxy.json."""
+"""Running the proxy: bind 127.0.0.1, find or start the fresh-ls server, write proxy.json.
+
+A proxy's base URL carries its per-run secret (``http://127.0.0.1:PORT/fresh-<secret>``,
+``access.py``): it is printed, set in ``run``'s environment and kept in ``proxy.json``
+(mode 0600), and nowhere else.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +18,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from aiohttp import web
-
 from fresh_ls import statedir
 from fresh_ls.proxy.app import Proxy, status_of
+from fresh_ls.proxy.limits import GuardedSite, Limits
 
 PROXY_FILE = "proxy.json"
 HOST = "127.0.0.1"
@@ -65,6 +69,7 @@ class ProxyOptions(TypedDict, total=False):
     agent_cwd: str | None
     #: ``--also`` folders: their files are tracked too
     also: tuple[Path, ...]
+    limits: Limits | None  # default: Limits()
 
 
 @contextlib.asynccontextmanager
@@ -93,17 +98,19 @@ async def running_proxy(
         log_requests=options.get("log_requests"),
         agent_cwd=options.get("agent_cwd"),
         also=options.get("also", ()),
+        limits=options.get("limits"),
     )
     await proxy.start()
     runner = proxy.runner()
     await runner.setup()
-    site = web.TCPSite(runner, HOST, port)
+    site = GuardedSite(runner, HOST, port, proxy.guard)
     record = state / record_name
     try:
         await site.start()
         addresses = runner.addresses  # (host, port) of each bound socket
         bound = addresses[0][1] if addresses else port
-        url = f"http://{HOST}:{bound}"
+        proxy.access.port = bound
+        url = f"http://{HOST}:{bound}{proxy.access.prefix}"
         _write_private(record, {"url": url, "upstream": upstream, "pid": os.getpid()})
         proxy.record_path = record  # type: ignore[attr-defined]
         yield proxy, url

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +56,39 @@ class AgentRoots:
         return None
 
     def text_of(self, path: str, cwd: str | None) -> str | None:
-        """The file's current text (UTF-8), or None outside the root or unreadable."""
+        """The file's current text (UTF-8), or None outside the root or unreadable.
+
+        Read the way the server reads a file (``core.sources``): opened without following
+        a symlink out of the root and without blocking (a FIFO or a device is no file), and
+        only when it is a regular file no larger than a view may be; so a ``tail -n 3`` of
+        a 300 MB log or of a FIFO the agent made costs a ``stat``, not the whole proxy."""
         rel = self.rel(path, cwd)
         if rel is None:
             return None
+        # deferred: it loads the parser
+        from fresh_ls.core.sources import MAX_FILE_BYTES, SourceError, open_in_root
+
         try:
-            return (self.root / rel).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            fd = open_in_root(self.root, rel)
+        except SourceError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return None
+            chunks: list[bytes] = []
+            size = 0
+            while size <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if size > MAX_FILE_BYTES:
+            return None  # it grew while read
+        data = b"".join(chunks)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
             return None

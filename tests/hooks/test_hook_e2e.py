@@ -153,6 +153,13 @@ def test_a_dead_server_or_garbage_never_fails_the_hook(project: Path) -> None:
     assert garbage.code == 0 and garbage.stdout == ""
 
 
+def test_deeply_nested_json_never_fails_the_hook(project: Path) -> None:
+    """JSON nested past the parser's recursion limit is no event: exit 0, one line."""
+    done = run_hook("[" * 200_000 + "]" * 200_000)
+    assert done.code == 0 and done.stdout == ""
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
 def test_the_server_of_a_parent_folder_is_found(project: Path, server: Server) -> None:
     (project / "calc.py").write_text(CALC)
     sub = project / "pkg"

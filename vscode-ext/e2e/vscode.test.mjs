@@ -817,7 +817,7 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     await waitFor("the terminal's environment", () => fs.existsSync(path.join(out, "env.txt")), 30_000);
     const termEnv = envFile(path.join(out, "env.txt"));
     assert.equal(termEnv.ANTHROPIC_BASE_URL, proxyUrl, "the new terminal's ANTHROPIC_BASE_URL is not the proxy's");
-    assert.match(termEnv.OPENAI_BASE_URL ?? "", /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(termEnv.OPENAI_BASE_URL ?? "", /^http:\/\/127\.0\.0\.1:\d+\/fresh-[A-Za-z0-9_-]+$/);
     log(`the new terminal has ANTHROPIC_BASE_URL=${termEnv.ANTHROPIC_BASE_URL}`);
     await waitFor("Claude Code to finish", () => fs.existsSync(path.join(out, "claude.rc")), 180_000, 500);
     const rc = fs.readFileSync(path.join(out, "claude.rc"), "utf8").trim();

@@ -43,7 +43,8 @@ export function parseProxiesLine(line: string): ProxyUrls | undefined {
   }
   if (!data || typeof data !== "object") return undefined;
   const d = data as Record<string, unknown>;
-  const url = (v: unknown): v is string => typeof v === "string" && /^http:\/\/127\.0\.0\.1:\d+$/.test(v);
+  // A proxy's base URL carries its per-run secret as its path (only its agent may use it).
+  const url = (v: unknown): v is string => typeof v === "string" && /^http:\/\/127\.0\.0\.1:\d+\/fresh-[A-Za-z0-9_-]+$/.test(v);
   if (!url(d.anthropic) || !url(d.openai)) return undefined;
   return {
     anthropic: d.anthropic,
