@@ -298,7 +298,9 @@ async def proxy_run(fixture: Path) -> ProxyRun:
 
         proxy = Proxy(root, up_url, connect, agent_cwd=home, agent_roots=prefixes)
         await proxy.start()
-        runner, url = await _serve(proxy.app())
+        runner, base = await _serve(proxy.app())
+        proxy.access.port = int(base.rsplit(":", 1)[1])
+        url = base + proxy.access.prefix  # the base URL an agent is given
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Solve the issue of {result.run}."},

@@ -66,6 +66,12 @@ PROGRAM_MODULES = {"subprocess", "asyncio", "os"}
 PROGRAMS_ALLOWED = {
     "client.py": (2, "the server: python_command (this interpreter, or the caller's python)"),
     "proxy/serve.py": (1, "`fresh-ls run -- CMD`: the command the user typed"),
+    "cli.py": (1, "`git rev-parse --show-toplevel` for run's root: a fixed argv, git from PATH"),
+    "toolcalls/search_rerun.py": (
+        1,
+        "a stale search run again: grep, rg or git grep from PATH with allow-listed flags, "
+        "no shell, every path inside the root, a time limit (docs/security.md)",
+    ),
 }
 
 
