@@ -385,7 +385,8 @@ class Proxy:
                 if call.call_id in state.views:
                     held.append(call.call_id)
                 continue
-            effects = list(recognize(call, self.paths.cwd, self.paths.text_of))
+            # off the event loop: recognizing reads files (bounded, but a disk can be slow)
+            effects = await asyncio.to_thread(recognize, call, self.paths.cwd, self.paths.text_of)
             # the tool result as the model sees it, for a patch in place (anchored): only
             # when the result is one view's
             result = call.output if sum(isinstance(e, Seen) for e in effects) == 1 else None
