@@ -92,6 +92,10 @@ def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[
     except ValueError:
         _say(stderr, "stdin held no JSON hook event; nothing done")
         return 0
+    except RecursionError:
+        # No hook event nests this deep: bad input, told in one line like the rest.
+        _say(stderr, "stdin held JSON nested too deeply to be a hook event; nothing done")
+        return 0
     action = action_of(event) if isinstance(event, dict) else None
     if action is None:
         return 0
