@@ -64,8 +64,10 @@ class _StreamWriter:
         if self._w.is_closing():
             return
         if self._w.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
-            log.warning("closing a connection that left %d bytes of answers unread",
-                        self._w.transport.get_write_buffer_size())
+            log.warning(
+                "closing a connection that left %d bytes of answers unread",
+                self._w.transport.get_write_buffer_size(),
+            )
             self._w.close()
             return
         self._w.write(data)
@@ -229,7 +231,9 @@ async def serve(
     try:
         if watch:
             engine.watching = True
-            watcher = asyncio.create_task(watch_root(root, state_dir, engine.sync, app.stop))
+            watcher = asyncio.create_task(
+                watch_root(root, state_dir, engine.sync, app.stop, prepare=engine.sources.prepare)
+            )
         if listen_enabled:
             address = ListenAddress.parse(listen, state_dir)
             if address.kind == "unix":
