@@ -134,12 +134,28 @@ async def _check_text(client: AsyncClient, session: str, rel: str, old: str) -> 
     return await client.check_edit(session, rel, old_text=old)
 
 
-def _denied(text: str) -> CallToolResult:
+#: The ``_meta`` key of a deny's verdict, for programs (the text is the model's).
+META_KEY = "fresh-ls"
+
+
+def _denied(text: str, reason: str, retryable: bool) -> CallToolResult:
     """A deny is the tool's answer, not a protocol error: flagged as an error result so
-    the model and the client's log see that nothing was written. Text only: Claude Code
-    shows a result's structured content instead of its text when it has one, and the
-    model reads the text better than a JSON string of it."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    the model and the client's log see that nothing was written. Its text is the model's:
+    Claude Code shows a result's structured content instead of its text when it has one,
+    and the model reads the text better than a JSON string of it. A program reads the
+    verdict from ``_meta`` instead: ``reason`` (``fresh/checkEdit``'s, or ``protected``:
+    tool state, never written) and ``retryable`` (whether the same call can succeed
+    now, or later for ``busy``)."""
+    verdict = {"verdict": "deny", "reason": reason, "retryable": retryable}
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], is_error=True, _meta={META_KEY: verdict}
+    )
+
+
+def _check_denied(action: str, rel: str, check: dict[str, Any]) -> CallToolResult:
+    return _denied(
+        render.deny_text(action, rel, check), check["reason"], bool(check.get("retryable"))
+    )
 
 
 def _ok(text: str) -> CallToolResult:
@@ -185,7 +201,7 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
 
     def refused(action: str, rel: str, real: Path) -> CallToolResult | None:
         why = write_refusal(rel, real, state)
-        return _denied(render.refused_text(action, rel, why)) if why else None
+        return _denied(render.refused_text(action, rel, why), "protected", False) if why else None
 
     def decode(rel: str, data: bytes) -> str:
         try:
@@ -280,7 +296,7 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
                     functools.partial(_check_text, session=session, rel=rel, old=asked)
                 )
                 if check["verdict"] == "deny":
-                    return _denied(render.deny_text("edit", rel, check))
+                    return _check_denied("edit", rel, check)
                 if text.count(asked) != 1:
                     continue  # the disk moved between this read and the check's
                 at = text.index(asked)
@@ -320,7 +336,7 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
                 before = load(rel, real)
                 check = await call(lambda c: c.check_edit(session, rel, whole_file=True))
                 if check["verdict"] == "deny":
-                    return _denied(render.deny_text("write", rel, check))
+                    return _check_denied("write", rel, check)
                 data = content.encode("utf-8")
                 if not replace_if_unchanged(real, data, before):
                     continue

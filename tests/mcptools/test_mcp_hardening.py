@@ -133,3 +133,28 @@ async def test_a_crlf_file_is_edited_by_lines_in_its_own_line_ending(ws: Path) -
     assert crlf.read_bytes() == (
         b"def f():\r\n    a = 10\r\n    b = 20\r\n    c = 0\r\n    return a + b\r\n"
     )
+
+
+async def test_denies_say_whether_a_retry_can_succeed(ws: Path) -> None:
+    """A program reads the verdict from ``_meta`` (the text stays the model's): a deny
+    of the guard may be retried; a refusal of tool state never."""
+    (ws / ".git").mkdir()
+    async with mcp_client(ws) as session:
+        result = await session.call_tool("write", {"path": ".git/config", "content": "x\n"})
+        assert result.is_error
+        assert (result.meta or {}).get("fresh-ls") == {
+            "verdict": "deny", "reason": "protected", "retryable": False,
+        }  # fmt: skip
+        result = await session.call_tool(
+            "edit", {"path": "util.py", "old_text": "a + b", "new_text": "b + a"}
+        )
+        assert result.is_error
+        assert (result.meta or {}).get("fresh-ls") == {
+            "verdict": "deny", "reason": "unseen", "retryable": True,
+        }  # fmt: skip
+        result = await session.call_tool(
+            "edit", {"path": "util.py", "old_text": "nowhere", "new_text": "x"}
+        )
+        assert (result.meta or {}).get("fresh-ls") == {
+            "verdict": "deny", "reason": "missing", "retryable": False,
+        }  # fmt: skip
