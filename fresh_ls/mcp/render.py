@@ -31,6 +31,17 @@ def read_text(rel: str, first: int, last: int, total: int, text: str, view_id: s
     return head + numbered(text, first) + more
 
 
+def busy_text(action: str, rel: str, holder: dict[str, Any]) -> str:
+    """Another writer held the file's lock for the whole wait: nothing was written."""
+    who = holder.get("session")
+    by = f" (session {who}, pid {holder.get('pid')})" if who else ""
+    return (
+        f"DENIED: the {action} of {rel} was not applied; the file is unchanged by it.\n"
+        f"Another writer{by} is writing this file right now. Call {action} again in a "
+        "moment; if the other writer changed the code you change, that call shows you how.\n"
+    )
+
+
 def refused_text(action: str, rel: str, why: str) -> str:
     """A write the tools never make, whatever the guard would say: no retry helps."""
     return (

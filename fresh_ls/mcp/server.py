@@ -32,6 +32,7 @@ from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
 from fresh_ls.core.text import split_lines
 from fresh_ls.mcp import endings, render
 from fresh_ls.mcp.files import (
+    Busy,
     FileRefused,
     TooLarge,
     read_bytes,
@@ -128,6 +129,10 @@ class Backend:
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+async def _connected(_: AsyncClient) -> None:
+    """Nothing: calling it makes (or re-makes) the connection to the fresh-ls server."""
 
 
 async def _check_text(client: AsyncClient, session: str, rel: str, old: str) -> Any:
@@ -284,7 +289,14 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
             raise ToolError("old_text is empty: to create or overwrite a whole file use write")
         if old_text == new_text:
             raise ToolError("old_text and new_text are the same: nothing to change")
-        async with write_lock(state):
+        await call(_connected)  # a server start is never inside a file's lock
+        try:
+            return await locked_edit(rel, real, old_text, new_text)
+        except Busy as busy:
+            return _denied(render.busy_text("edit", busy.rel, busy.holder), "busy", True)
+
+    async def locked_edit(rel: str, real: Path, old_text: str, new_text: str) -> CallToolResult:
+        async with write_lock(state, rel, session):
             for _ in range(WRITE_ATTEMPTS):
                 before = load(rel, real)
                 if before is None:
@@ -331,7 +343,14 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
         rel, real = resolve(path)
         if (deny := refused("write", rel, real)) is not None:
             return deny
-        async with write_lock(state):
+        await call(_connected)
+        try:
+            return await locked_write(rel, real, content)
+        except Busy as busy:
+            return _denied(render.busy_text("write", busy.rel, busy.holder), "busy", True)
+
+    async def locked_write(rel: str, real: Path, content: str) -> CallToolResult:
+        async with write_lock(state, rel, session):
             for _ in range(WRITE_ATTEMPTS):
                 before = load(rel, real)
                 check = await call(lambda c: c.check_edit(session, rel, whole_file=True))
