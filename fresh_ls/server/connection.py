@@ -272,9 +272,11 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
 
 
 async def _prepare(engine: Engine, params: Any) -> None:
-    """Parse off the event loop what this message will read: the file it names, or the
+    """Parse off the event loop what this request will read: the file it names, or the
     files of every view (``SourceTable.prepare``), so one slow parse stalls no other
-    client."""
+    client. Requests only: a notification must take effect without an await before it,
+    since its sender may close the connection right after it (a hook's ``didWrite``), and
+    the close cancels a handler waiting at an await; notifications parse within the budget."""
     path = getattr(params, "path", None)
     if isinstance(path, str):
         try:
@@ -312,8 +314,6 @@ def _authorized(
             if not conn.authorized:
                 return
             try:
-                if args and isinstance(getattr(args[0], "path", None), str):
-                    await _prepare(conn.engine, args[0])  # fresh/didWrite
                 result = fn(*args)
                 if inspect.isawaitable(result):
                     await result
@@ -399,7 +399,7 @@ def register_features(server: FreshServer) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
             engine.editor_closed(conn.name, path)
 
-    async def watched(p: lsp.DidChangeWatchedFilesParams) -> None:
+    def watched(p: lsp.DidChangeWatchedFilesParams) -> None:
         rels = []
         for change in p.changes:
             path = _path_of(change.uri)
@@ -409,7 +409,6 @@ def register_features(server: FreshServer) -> None:
                 rels.append(engine.resolve(path))
             except FreshError:
                 continue
-        await engine.sources.prepare(rels)
         engine.sync(rels)
 
     for method, fn in (
