@@ -125,7 +125,7 @@ def _post(base: str, body: bytes) -> tuple[float, float]:
     t0 = time.perf_counter()
     conn.request(
         "POST",
-        "/v1/messages?beta=true",
+        parts.path.rstrip("/") + "/v1/messages?beta=true",  # the proxy's path is its secret
         body=body,
         headers={"content-type": "application/json", "x-api-key": "sk-bench"},
     )

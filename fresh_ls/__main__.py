@@ -1,4 +1,4 @@
-"""``python -m fresh_ls`` behaves exactly like the ``fresh-ls`` console script."""
+"""``python -P -m fresh_ls`` behaves exactly like the ``fresh-ls`` console script."""
 
 from fresh_ls.cli import main
 

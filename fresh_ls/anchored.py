@@ -209,8 +209,8 @@ def _aligned(view: View) -> tuple[Span, ...] | None:
     """Where the view's observed lines stand in its result (``core.rerender.align``), one
     span per line, or None; computed once per result (a kept head is rebuilt on every
     request, and the result does not change)."""
-    if view.result is None:
-        return None
+    if view.result is None or view.ranges is not None:
+        return None  # a sparse view's lines are not one run of the result: never patched
     return _align_once(view.result, view.observed_text, view.last_line - view.first_line + 1)
 
 

@@ -27,9 +27,23 @@ def _root(value: str) -> Path:
     return Path(os.path.realpath(path))
 
 
+def also_argument(p: argparse.ArgumentParser) -> None:
+    """``--also DIR`` (repeatable): folders beside the root whose files are tracked too."""
+    p.add_argument(
+        "--also",
+        type=_root,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also track files in DIR (repeatable), e.g. scratch scripts an agent writes "
+        "beside the repository; results name them by absolute path",
+    )
+
+
 def _pair_arguments(p: argparse.ArgumentParser) -> None:
     """What ``run`` and ``proxies`` share: the root, the state dir, both upstreams."""
     p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    also_argument(p)
     p.add_argument("--state-dir", default=None)
     p.add_argument(
         "--anthropic-upstream",
@@ -65,6 +79,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     serve.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
     serve.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout")
+    also_argument(serve)
     serve.add_argument(
         "--listen",
         nargs="?",
@@ -138,6 +153,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     proxy.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
     proxy.add_argument("--upstream", required=True, metavar="URL", help="the model's base URL")
+    also_argument(proxy)
     proxy.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
     proxy.add_argument("--state-dir", default=None)
     proxy.add_argument(
@@ -263,6 +279,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 args.listen,
                 args.listen is not None,
                 watch=not args.no_watch,
+                also=tuple(args.also),
                 limits=Limits(
                     max_message_bytes=args.max_message_bytes,
                     auth_timeout_s=args.auth_timeout,
@@ -358,6 +375,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 budget_bytes=args.budget_bytes,
                 placement=args.placement,
                 log_requests=Path(args.log_requests) if args.log_requests else None,
+                also=tuple(args.also),
             )
         )
     except KeyboardInterrupt:
@@ -391,7 +409,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not argv:
         print("fresh-ls run: say what to run: fresh-ls run -- CMD [ARGS...]", file=sys.stderr)
         return 2
-    root: Path = args.root or _root(".")
+    root, why = (args.root, "--root") if args.root else run_root(Path.cwd())
+    print(f"fresh-ls run: root {root} ({why})", file=sys.stderr, flush=True)
     anthropic, openai = _upstreams(args)
     try:
         return asyncio.run(
@@ -402,10 +421,34 @@ def cmd_run(args: argparse.Namespace) -> int:
                 openai_upstream=openai,
                 state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
                 fail_open=args.fail_open,
+                agent_cwd=os.getcwd(),
+                also=tuple(args.also),
             )
         )
     except KeyboardInterrupt:
         return 130
+
+
+def run_root(cwd: Path) -> tuple[Path, str]:
+    """The root ``fresh-ls run`` protects when no ``--root`` is given, and why: the top
+    level of the git repository ``cwd`` is in (an agent started in a subfolder still edits
+    the whole repository), else ``cwd`` itself."""
+    import subprocess
+
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        top = None
+    if top is not None and top.returncode == 0 and top.stdout.strip():
+        return Path(os.path.realpath(top.stdout.strip())), "the git repository's top level"
+    return Path(os.path.realpath(cwd)), "the current folder: not inside a git repository"
 
 
 def _upstreams(args: argparse.Namespace) -> tuple[str, str]:
@@ -437,6 +480,7 @@ def cmd_proxies(args: argparse.Namespace) -> int:
                 state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
                 fail_open=args.fail_open,
                 exit_with_stdin=args.exit_with_stdin,
+                also=tuple(args.also),
             )
         )
     except KeyboardInterrupt:

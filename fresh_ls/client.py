@@ -35,10 +35,9 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
@@ -46,7 +45,8 @@ from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 from fresh_ls import errors, ids, steps
 from fresh_ls import methods as M
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
-from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME
+from fresh_ls.launch import python_command
+from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, endpoint_target
 
 if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip its cost
     import asyncio
@@ -270,11 +270,10 @@ def _encode(message: dict[str, Any]) -> bytes:
 
 def _target(ep: dict[str, Any]) -> tuple[str, Any]:
     """``("unix", path)`` or ``("tcp", (host, port))`` for an endpoint's address."""
-    address = str(ep["address"])
-    if address.startswith("unix:"):
-        return "unix", address[5:]
-    host, _, port = address[4:].rpartition(":")
-    return "tcp", (host, int(port))
+    try:
+        return endpoint_target(str(ep["address"]))
+    except ValueError as exc:
+        raise ConnectionClosedError(None, str(exc)) from None
 
 
 def _cannot_connect(ep: dict[str, Any], exc: OSError) -> ConnectionClosedError:
@@ -346,16 +345,14 @@ def _spawning(
     root: str | os.PathLike[str], options: SpawnOptions
 ) -> tuple[list[str], int | None, str | None]:
     """The child's argv, and the connection defaults, for ``spawn``."""
-    argv = [
-        options.get("python") or sys.executable,
-        "-m",
-        "fresh_ls",
+    argv = python_command(
         "serve",
         "--root",
         str(root),
         "--stdio",
         *(options.get("extra_args") or []),
-    ]
+        python=options.get("python"),
+    )
     return argv, options.get("budget_bytes"), options.get("policy")
 
 
@@ -384,18 +381,23 @@ class _Requests(Generic[_R, _N]):
         text: str | None = None,
         kind: str | None = None,
         result: str | None = None,
+        ranges: Sequence[tuple[int, int]] | None = None,
     ) -> _R:
         """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
         units}``. ``result``: the tool result as the model saw it, decorated (lets
-        ``placement: anchored`` patch it in place). Without ``view_id`` the client mints
-        one (``fresh_ls.ids``), so sending it again after a reconnection replaces the view
-        rather than adding a second."""
+        ``placement: anchored`` patch it in place). ``ranges``: a sparse view (v1.3), as
+        ``(firstLine, lastLine)`` pairs, instead of ``first_line``/``last_line``. Without
+        ``view_id`` the client mints one (``fresh_ls.ids``), so sending it again after a
+        reconnection replaces the view rather than adding a second."""
         params = _params(
             session=session,
             path=path,
             view_id=view_id or ids.view_id(),
             first_line=first_line,
             last_line=last_line,
+            ranges=(
+                [{"firstLine": a, "lastLine": b} for a, b in ranges] if ranges is not None else None
+            ),
             text=text,
             kind=kind,
             result=result,

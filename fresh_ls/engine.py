@@ -29,8 +29,8 @@ from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
-from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
-from fresh_ls.core.ranges import observed_lines, observed_range
+from fresh_ls.core.paths import PathOutsideRoot, resolve_in_roots
+from fresh_ls.core.ranges import observed_lines, observed_range, observed_spans, split_given
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
@@ -92,9 +92,11 @@ class Engine:
     projections: proj.ProjectionCache = field(default_factory=proj.ProjectionCache)
     #: Per session: which refresh was sent after which tool result (``placement: anchored``)
     ledgers: dict[str, Ledger] = field(default_factory=dict)
+    #: ``--also`` folders (resolved): files there are views too, named by absolute path
+    also: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
-        self.sources = SourceTable(self.root)
+        self.sources = SourceTable(self.root, also=self.also)
         self.attribution = Attribution()
         self.plans = Plans(self.clock)
         self._seq = 0
@@ -116,9 +118,11 @@ class Engine:
     # -- lifecycle ------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, root: Path, state_dir: Path, clock: Clock = time.time) -> Engine:
+    async def open(
+        cls, root: Path, state_dir: Path, clock: Clock = time.time, also: tuple[Path, ...] = ()
+    ) -> Engine:
         store = await ViewStore.open(state_dir / DATABASE_FILE)
-        engine = cls(root=root, state_dir=state_dir, store=store, clock=clock)
+        engine = cls(root=root, state_dir=state_dir, store=store, clock=clock, also=also)
         for view in await store.load_views():
             engine.views.setdefault(view.session, {})[view.view_id] = view
             engine._seq = max(engine._seq, view.seq)
@@ -139,7 +143,7 @@ class Engine:
 
     def resolve(self, path: str, field_name: str = "path") -> str:
         try:
-            rel, _ = resolve_in_root(self.root, path)
+            rel, _ = resolve_in_roots(self.root, self.also, path)
         except PathOutsideRoot as exc:
             raise OutsideRoot(f"{field_name}: {exc}") from None
         return rel
@@ -278,9 +282,21 @@ class Engine:
             raise FileUnreadable(f"path: {exc.message}") from None
         n = source.line_count
         given = split_lines(text) if text is not None else None
-        first, last, whole = observed_range(p.first_line, p.last_line, n, given)
-        observed = observed_lines(source, first, last, given)
-        units = anchor_view(rel, source, first, last, observed, whole)
+        ranges: tuple[tuple[int, int], ...] | None = None
+        if p.ranges is not None:
+            spans = observed_spans([(r.first_line, r.last_line) for r in p.ranges], n)
+            chunks = split_given(spans, given) if given is not None else [None] * len(spans)
+            observed, units = [], []
+            for (a, b), chunk in zip(spans, chunks, strict=True):
+                lines = observed_lines(source, a, b, chunk)
+                observed += lines
+                units += anchor_view(rel, source, a, b, lines, False)
+            first, last = spans[0][0], spans[-1][1]
+            ranges = tuple(spans)
+        else:
+            first, last, whole = observed_range(p.first_line, p.last_line, n, given)
+            observed = observed_lines(source, first, last, given)
+            units = anchor_view(rel, source, first, last, observed, whole)
         self._seq += 1
         view = View(
             session=session,
@@ -295,6 +311,7 @@ class Engine:
             units=units,
             observed_at=self.clock(),
             result=p.result,
+            ranges=ranges,
         )
         return wire.observe_result(view, await self._register(view))
 
@@ -452,6 +469,7 @@ class Engine:
             last_line=view.last_line,
             text=view.observed_text,
             sha256=view.observed_sha256,
+            ranges=wire.ranges_of(view),
         )
 
     @_in_one_moment

@@ -1,4 +1,4 @@
-"""The wire contract (PROTOCOL.md v1.2) as typed Python: one attrs class per params, result
+"""The wire contract (PROTOCOL.md v1.3) as typed Python: one attrs class per params, result
 and notification, the method names, the closed sets as enums, and ONE converter.
 
 Python speaks snake_case; the wire speaks camelCase. Every class here goes through the same
@@ -12,7 +12,7 @@ becomes ``InvalidParams`` (-32602) naming the field in its wire spelling.
 Results are frozen, their arrays tuples: a cached projection is answered again and again
 from the same objects, so no caller can change the next answer.
 
-``schema()`` exports all of it as JSON Schema (``python -m fresh_ls.protocol --schema``);
+``schema()`` exports all of it as JSON Schema (``python -P -m fresh_ls.protocol --schema``);
 ``fresh_ls/protocol.schema.json`` is that export, committed, and the VS Code extension's
 ``protocol.generated.ts`` is generated from it (``tools/gen_ts.py``).
 """
@@ -42,7 +42,7 @@ from fresh_ls.errors import (
     InvalidParams,
 )
 
-VERSION = "1.2"
+VERSION = "1.3"
 
 # -- method names ---------------------------------------------------------------------------
 
@@ -205,17 +205,49 @@ class InitializationOptions:
 
 
 @attrs.define(kw_only=True)
+class ObserveRange:
+    """One range of a sparse view (v1.3 ``ranges``): 1-based, inclusive."""
+
+    first_line: int = attrs.field(validator=_positive)
+    last_line: int = attrs.field(validator=_positive)
+
+
+def _ranges(_: object, attribute: attrs.Attribute[Any], value: list[ObserveRange] | None) -> None:
+    """Ascending, not overlapping, none reversed, at least one (PROTOCOL.md v1.3)."""
+    if value is None:
+        return
+    if not value:
+        raise ValueError("ranges must hold at least one range")
+    for i, r in enumerate(value):
+        if r.last_line < r.first_line:
+            raise ValueError(
+                f"ranges[{i}]: lastLine {r.last_line} is before firstLine {r.first_line}"
+            )
+        if i and r.first_line <= value[i - 1].last_line:
+            raise ValueError(
+                f"ranges[{i}]: firstLine {r.first_line} is not after the previous range's "
+                f"lastLine {value[i - 1].last_line}; ranges must be ascending and not overlap"
+            )
+
+
+@attrs.define(kw_only=True)
 class ObserveParams:
     session: str = attrs.field(validator=_non_empty)
     path: str = attrs.field(validator=_path)
     view_id: str | None = attrs.field(default=None, validator=_non_empty)
     first_line: int | None = attrs.field(default=None, validator=_positive)
     last_line: int | None = attrs.field(default=None, validator=_not_negative)
+    #: v1.3: a sparse view (the lines a search printed), instead of firstLine/lastLine
+    ranges: list[ObserveRange] | None = attrs.field(default=None, validator=_ranges)
     text: str | None = attrs.field(default=None, validator=_text)
     kind: ViewKind = ViewKind.READ
     #: fresh-ls addition: the tool result exactly as the model sees it (decorated). With it,
     #: ``placement: anchored`` can patch the result in place at the view's first change.
     result: str | None = attrs.field(default=None, validator=_text)
+
+    def __attrs_post_init__(self) -> None:
+        if self.ranges is not None and (self.first_line is not None or self.last_line is not None):
+            raise ValueError("ranges: send either ranges or firstLine/lastLine, never both")
 
 
 @attrs.define(kw_only=True)
@@ -338,6 +370,8 @@ class ObserveResult:
     kind: ViewKind = attrs.field(metadata=ADDED)
     status: Status
     units: tuple[ObservedUnit, ...]
+    #: a sparse view's ranges as recorded (clamped to the file), left out for a range view
+    ranges: tuple[LineRange, ...] | None = attrs.field(default=None, metadata=OMITTED)
 
 
 @attrs.frozen(kw_only=True)
@@ -366,6 +400,8 @@ class StaleView:
     #: When the view was registered, in seconds since the epoch (the server's clock): the
     #: editor's "read 5 minutes ago"
     observed_at: float = attrs.field(metadata=ADDED)
+    #: a sparse view's ranges (v1.3 ``ranges``), left out for a range view
+    ranges: tuple[LineRange, ...] | None = attrs.field(default=None, metadata=OMITTED)
 
 
 @attrs.frozen(kw_only=True)
@@ -473,6 +509,8 @@ class ViewTextResult:
     last_line: int
     text: str
     sha256: str
+    #: a sparse view's ranges: ``text`` is their lines joined in order
+    ranges: tuple[LineRange, ...] | None = attrs.field(default=None, metadata=OMITTED)
 
 
 @attrs.frozen(kw_only=True)
@@ -847,7 +885,7 @@ def schema_json() -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args != ["--schema"]:
-        print("usage: python -m fresh_ls.protocol --schema", file=sys.stderr)
+        print("usage: python -P -m fresh_ls.protocol --schema", file=sys.stderr)
         return 2
     from fresh_ls import protocol  # this module by its name, not as __main__
 

@@ -1,7 +1,7 @@
 """TypeScript interfaces generated from the protocol's JSON Schema.
 
-``python -m fresh_ls.protocol_ts`` rewrites ``vscode-ext/src/protocol.generated.ts`` from
-``fresh_ls/protocol.schema.json`` (itself ``python -m fresh_ls.protocol --schema``), so the
+``python -P -m fresh_ls.protocol_ts`` rewrites ``vscode-ext/src/protocol.generated.ts`` from
+``fresh_ls/protocol.schema.json`` (itself ``python -P -m fresh_ls.protocol --schema``), so the
 extension's types are the Python classes' by construction; ``--check`` fails when either
 committed file is stale. tests/test_ext_contract.py runs the same checks.
 """
@@ -46,10 +46,10 @@ def _doc(text: str | None, indent: str = "") -> list[str]:
 def generate(schema: dict[str, Any]) -> str:
     defs: dict[str, Any] = schema["$defs"]
     out = [
-        "// GENERATED from fresh_ls/protocol.schema.json by `python -m fresh_ls.protocol_ts`:",
-        "// do not edit. The Python classes in fresh_ls/protocol.py are the source; change",
-        "// them, then run `python -m fresh_ls.protocol --schema > fresh_ls/protocol.schema.json`",
-        "// and `python -m fresh_ls.protocol_ts`. tests/test_ext_contract.py fails while",
+        "// GENERATED from fresh_ls/protocol.schema.json by `python -P -m fresh_ls.protocol_ts`:",
+        "// do not edit. The Python classes in fresh_ls/protocol.py are the source; change them,",
+        "// then run `python -P -m fresh_ls.protocol --schema > fresh_ls/protocol.schema.json`",
+        "// and `python -P -m fresh_ls.protocol_ts`. tests/test_ext_contract.py fails while",
         "// either file is stale.",
         "//",
         "// No imports: node's test runner loads this module directly.",
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"stale: {path}", file=sys.stderr)
         return 1 if stale else 0
     if args:
-        print("usage: python -m fresh_ls.protocol_ts [--check]", file=sys.stderr)
+        print("usage: python -P -m fresh_ls.protocol_ts [--check]", file=sys.stderr)
         return 2
     SCHEMA_PATH.write_text(protocol.schema_json(), encoding="utf-8")
     TS_PATH.write_text(generate(committed_schema()), encoding="utf-8")

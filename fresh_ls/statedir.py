@@ -26,3 +26,24 @@ GITIGNORE_TEXT = "# Created by fresh-ls: this dir holds a token and code; keep i
 
 def default_state_dir(root: Path) -> Path:
     return root / STATE_DIR_NAME
+
+
+#: The hosts a TCP endpoint may name: the server listens on loopback only.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def endpoint_target(address: str) -> tuple[str, str | tuple[str, int]]:
+    """``("unix", path)`` or ``("tcp", (host, port))`` for an ``endpoint.json`` address.
+
+    The file sits in the root, so a repository can ship one: a TCP address is believed only
+    when it is a loopback port (the only kind the server binds), so a committed
+    ``tcp:some.host:443`` never receives the file views a hook or the proxy sends.
+    ValueError names what is wrong."""
+    if address.startswith("unix:") and len(address) > 5:
+        return "unix", address[5:]
+    if address.startswith("tcp:"):
+        host, _, port = address[4:].rpartition(":")
+        if host in LOOPBACK_HOSTS and port.isdigit():
+            return "tcp", (host.strip("[]"), int(port))
+        raise ValueError(f"endpoint address {address!r} is not a loopback port; not connecting")
+    raise ValueError(f"endpoint address {address!r} is not unix:PATH or tcp:127.0.0.1:PORT")

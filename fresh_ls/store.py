@@ -62,6 +62,8 @@ MIGRATIONS: list[list[str]] = [
         )
         """,
     ],
+    # 4: a sparse view's ranges as JSON ([[first, last], ...]), or NULL (PROTOCOL.md v1.3)
+    ["ALTER TABLE views ADD COLUMN ranges TEXT"],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -146,8 +148,8 @@ class ViewStore:
         await self._db.execute(
             """
             INSERT OR REPLACE INTO views (session, view_id, path, first_line, last_line, kind,
-                seq, observed_text, observed_sha256, units_json, observed_at, result)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                seq, observed_text, observed_sha256, units_json, observed_at, result, ranges)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             (
                 view.session,
@@ -162,6 +164,7 @@ class ViewStore:
                 json.dumps([u.to_json() for u in view.units]),
                 view.observed_at,
                 view.result,
+                json.dumps(view.ranges) if view.ranges is not None else None,
             ),
         )
 
@@ -216,7 +219,7 @@ class ViewStore:
     async def load_views(self) -> list[View]:
         async with self._db.execute(
             "SELECT session, view_id, path, first_line, last_line, kind, seq, observed_text,"
-            " observed_sha256, units_json, observed_at, result FROM views ORDER BY seq"
+            " observed_sha256, units_json, observed_at, result, ranges FROM views ORDER BY seq"
         ) as cur:
             rows = await cur.fetchall()
         return [_row_to_view(r) for r in rows]
@@ -237,6 +240,7 @@ def _row_to_view(r: Any) -> View:
         units=units,
         observed_at=r[10],
         result=r[11],
+        ranges=tuple((a, b) for a, b in json.loads(r[12])) if r[12] is not None else None,
     )
 
 

@@ -46,6 +46,7 @@ def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResul
             )
             for u in view.units
         ),
+        ranges=ranges_of(view),
     )
 
 
@@ -90,7 +91,15 @@ def stale_view(
         ),
         units=tuple(units),
         observed_at=v.observed_at,
+        ranges=ranges_of(v),
     )
+
+
+def ranges_of(view: View) -> tuple[proto.LineRange, ...] | None:
+    """A sparse view's ranges on the wire (None for a range view: the key is left out)."""
+    if view.ranges is None:
+        return None
+    return tuple(proto.LineRange(first_line=a, last_line=b) for a, b in view.ranges)
 
 
 class Encoded(str):
@@ -162,9 +171,7 @@ def anchored_result(
         plan_id=plan_id,
         entries=entries,
         omitted=body.omitted,
-        markers=tuple(
-            proto.Marker(view_id=v, text=t) for v, t in sorted(placed.markers.items())
-        ),
+        markers=tuple(proto.Marker(view_id=v, text=t) for v, t in sorted(placed.markers.items())),
         used_bytes=0,  # the contract's: the size of ``rendered``, which is empty here
         budget_bytes=p.budget_bytes,
         rendered="",

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``audit`` on its own (``python -m fresh_ls.audit.cli``), without the main CLI."""
+    """Run ``audit`` on its own (``python -P -m fresh_ls.audit.cli``), without the main CLI."""
     parser = argparse.ArgumentParser(prog="fresh-ls")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)

@@ -3,12 +3,14 @@
 Each tool call is turned into ledger operations: views (editor ``view``, SWE-agent windows,
 and, only for the wide count, edit-result snippets and shell reads when asked for) and edits
 (editor edits, SWE-agent line edits, shell writes). Edits whose result reports a failure
-change nothing. Before each model request the stale views are recorded.
+change nothing. Search results (``grep -n``, ``rg -n``, ``git grep -n``) are sparse views: every
+line they printed is followed under the same rule, counted apart from file views. Before each
+model request the stale views and stale search lines are recorded.
 """
 
 from __future__ import annotations
 
-from fresh_ls.audit.ledger import Ledger
+from fresh_ls.audit.ledger import Ledger, View
 from fresh_ls.audit.locate import (
     LineEdit,
     start_from_diff,
@@ -18,7 +20,7 @@ from fresh_ls.audit.locate import (
     trimmed_lines,
 )
 from fresh_ls.audit.paths import PathResolver
-from fresh_ls.audit.results import RequestAudit, RunAudit, ViewRecord
+from fresh_ls.audit.results import RequestAudit, RunAudit, SearchRecord, ViewRecord
 from fresh_ls.audit.steps import Step, Transcript
 from fresh_ls.toolcalls.numbered import (
     Listing,
@@ -27,6 +29,7 @@ from fresh_ls.toolcalls.numbered import (
     parse_window,
     plain_lines,
 )
+from fresh_ls.toolcalls.searches import SearchCommand, searched, shell_search
 from fresh_ls.toolcalls.sed import Replace, Substitute, Unknown
 from fresh_ls.toolcalls.shell_effects import Effects, Write, analyze
 
@@ -108,8 +111,24 @@ class Interpreter:
             ViewRecord(v.id, v.path, v.shown[0], v.shown[1], v.strict, v.stale_reason)
             for v in self.ledger.views
         ]
+        self.audit.searches = self._search_records()
         self._note_missing_results()
         return self.audit
+
+    def _search_records(self) -> list[SearchRecord]:
+        grouped: dict[tuple[int, str], list[View]] = {}
+        for line in self.ledger.search_lines:
+            grouped.setdefault((line.id, line.path), []).append(line)
+        return [
+            SearchRecord(
+                step,
+                path,
+                tuple(v.shown[0] for v in lines),
+                tuple(v.shown[0] for v in lines if v.stale),
+                tuple(v.shown[0] for v in lines if v.moved and not v.stale),
+            )
+            for (step, path), lines in grouped.items()
+        ]
 
     def _note_missing_results(self) -> None:
         last = set(self.t.request_steps[-1]) if self.t.request_steps else set()
@@ -120,6 +139,8 @@ class Interpreter:
     def _snapshot(self, index: int) -> None:
         views = self.ledger.views
         steps = self.t.request_steps[index] if index < len(self.t.request_steps) else []
+        lines = self.ledger.search_lines
+        stale_lines = [line for line in lines if line.stale]
         self.audit.requests.append(
             RequestAudit(
                 index=index,
@@ -129,6 +150,10 @@ class Interpreter:
                 views_wide=len(views),
                 stale_strict=frozenset(self.ledger.stale_strict),
                 stale_wide=frozenset(self.ledger.stale_wide),
+                search_lines=len(lines),
+                stale_search_lines=len(stale_lines),
+                stale_searches=frozenset(line.id for line in stale_lines),
+                misnumbered_search_lines=sum(1 for v in lines if v.stale or v.moved),
             )
         )
 
@@ -334,6 +359,9 @@ class Interpreter:
     def _bash(self, step: Step) -> None:
         if not step.command:
             return
+        search = shell_search(step.command, self.cwd)
+        if search is not None:
+            self._search(step, search)  # then as any shell call: its cd carries over
         effects = analyze(
             step.command,
             step.observation,
@@ -353,6 +381,14 @@ class Interpreter:
                 self.ledger.add_view(path, step.id, read.first, read.last, strict=False)
         if self.t.persistent_shell and effects.cwd_after and not step.cwd_after:
             self.cwd = effects.cwd_after
+
+    def _search(self, step: Step, search: SearchCommand) -> None:
+        """A search's printed lines, each a one-line view (a search writes nothing)."""
+        for found in searched(search, step.observation, self._text_of):
+            path = self.key(found.path, found.cwd)
+            self.ledger.file(path).known.update(found.lines)
+            for number, _ in found.lines:
+                self.ledger.add_search_line(path, step.id, number)
 
     def _shell_writes(self, step: Step, effects: Effects) -> None:
         for write in effects.writes:

@@ -7,6 +7,11 @@ a view is a line range of a file that a tool showed; an edit replaces lines ``a.
 inside, i.e. between two lines the view showed, because their numbering no longer holds.
 A view never becomes fresh again.
 
+A search result (``grep -n``) is a sparse view: each line it printed is a one-line view of its
+own, under the same rule, kept apart from the file views so the two are counted side by side.
+A search line also records when it moved (lines added or removed above it): its text is
+unchanged but the number the model was shown for it no longer holds.
+
 Alongside the views, the ledger keeps the text of every line it has seen (from views, created
 files and edits), so that later edits given as text (``str_replace``) can be placed on lines.
 """
@@ -29,6 +34,9 @@ class View:
     shown: tuple[int, int] = (0, 0)
     stale: bool = False
     stale_reason: str = ""
+    search: bool = False  # one line a search printed, not a file view
+    #: (search lines) the line is unchanged but no longer at the number the search printed
+    moved: bool = False
 
 
 @dataclass
@@ -53,6 +61,8 @@ class Ledger:
         self.views: list[View] = []
         self.stale_strict: set[int] = set()
         self.stale_wide: set[int] = set()
+        #: Every line a search printed, as a one-line view (in the order shown).
+        self.search_lines: list[View] = []
 
     def file(self, path: str) -> FileModel:
         model = self.files.get(path)
@@ -84,9 +94,18 @@ class Ledger:
         self.views.append(view)
         return view
 
+    def add_search_line(self, path: str, view_id: int, number: int) -> View:
+        """Line ``number`` of ``path`` as search result ``view_id`` printed it."""
+        view = View(view_id, path, number, number, True, shown=(number, number), search=True)
+        self.file(path).live.append(view)
+        self.search_lines.append(view)
+        return view
+
     def _mark(self, view: View, reason: str) -> None:
         view.stale = True
         view.stale_reason = reason
+        if view.search:
+            return
         self.stale_wide.add(view.id)
         if view.strict:
             self.stale_strict.add(view.id)
@@ -121,6 +140,7 @@ class Ledger:
             if hit:
                 self._mark(view, reason)
             elif view.first > last_old:
+                view.moved = view.moved or (view.search and delta != 0)
                 view.first += delta
                 view.last = view.last + delta if view.last < END else END
         self._sweep(model)

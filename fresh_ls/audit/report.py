@@ -34,6 +34,8 @@ def _row_cells(run: RunAudit) -> list[str]:
         str(run.stale_requests_wide),
         _yes(run.last_stale_strict),
         _yes(run.last_stale_wide),
+        str(run.search_results),
+        str(run.stale_search_requests),
     ]
 
 
@@ -47,6 +49,8 @@ HEADERS = [
     "stale wide",
     "last strict",
     "last wide",
+    "searches",
+    "stale search",
 ]
 
 
@@ -86,6 +90,7 @@ def render_text(report: Report, verbose: bool = False) -> str:
             f"strict {_share(totals.stale_requests_strict, totals.requests)}, "
             f"wide {_share(totals.stale_requests_wide, totals.requests)}"
         )
+        out.extend(_search_totals(totals))
         shell = (
             "shell reads counted as views (wide)"
             if runs[0].shell_reads
@@ -102,6 +107,41 @@ def render_text(report: Report, verbose: bool = False) -> str:
         out.append("")
         out.append(f"Skipped {report.ignored} file(s) that hold no transcript (e.g. meta.json).")
     return "\n".join(out) + "\n"
+
+
+def _search_totals(totals: Totals) -> list[str]:
+    """Search results beside the views: stale when a printed line changed (the strict rule),
+    and, by number, also when it moved (the number the model was shown no longer holds)."""
+    if not totals.search_results:
+        return ["  search results (grep -n, rg -n, git grep -n): none"]
+    return [
+        f"  search results (grep -n, rg -n, git grep -n): {totals.search_results}, "
+        f"printing {totals.search_lines} lines",
+        "  stale search results:                   "
+        f"changed {_share(totals.stale_search_results, totals.search_results)}, "
+        f"changed or moved {_share(totals.misnumbered_search_results, totals.search_results)}",
+        "  stale search lines:                     "
+        f"changed {_share(totals.stale_search_lines, totals.search_lines)}, "
+        f"changed or moved {_share(totals.misnumbered_search_lines, totals.search_lines)}",
+        "  requests carrying a stale search line:  "
+        f"changed {_share(totals.stale_search_requests, totals.requests)}, "
+        f"changed or moved {_share(totals.misnumbered_search_requests, totals.requests)}",
+    ]
+
+
+def _searches_json(
+    results: int,
+    lines: int,
+    stale: tuple[int, int, int],
+    misnumbered: tuple[int, int, int],
+) -> dict[str, Any]:
+    return {
+        "results": results,
+        "lines": lines,
+        "staleResults": {"changed": stale[0], "changedOrMoved": misnumbered[0]},
+        "staleLines": {"changed": stale[1], "changedOrMoved": misnumbered[1]},
+        "staleRequests": {"changed": stale[2], "changedOrMoved": misnumbered[2]},
+    }
 
 
 def _caveats(runs: list[RunAudit], verbose: bool) -> list[str]:
@@ -149,6 +189,16 @@ def run_json(run: RunAudit, per_request: bool) -> dict[str, Any]:
         },
         "unattributedWrites": list(run.unattributed_writes),
         "notes": list(run.notes),
+        "searches": _searches_json(
+            run.search_results,
+            run.search_lines,
+            (run.stale_search_results, run.stale_search_lines, run.stale_search_requests),
+            (
+                run.misnumbered_search_results,
+                run.misnumbered_search_lines,
+                run.misnumbered_search_requests,
+            ),
+        ),
     }
     if per_request:
         data["perRequest"] = [
@@ -158,6 +208,12 @@ def run_json(run: RunAudit, per_request: bool) -> dict[str, Any]:
                 "steps": list(r.steps),
                 "views": {"strict": r.views_strict, "wide": r.views_wide},
                 "stale": {"strict": sorted(r.stale_strict), "wide": sorted(r.stale_wide)},
+                "searchLines": {
+                    "shown": r.search_lines,
+                    "stale": r.stale_search_lines,
+                    "changedOrMoved": r.misnumbered_search_lines,
+                },
+                "staleSearches": sorted(r.stale_searches),
             }
             for r in run.requests
         ]
@@ -171,6 +227,16 @@ def run_json(run: RunAudit, per_request: bool) -> dict[str, Any]:
                 "staleReason": v.stale_reason or None,
             }
             for v in run.views
+        ]
+        data["searchList"] = [
+            {
+                "id": s.id,
+                "path": s.path,
+                "lines": list(s.lines),
+                "stale": list(s.stale),
+                "moved": list(s.moved),
+            }
+            for s in run.searches
         ]
     return data
 
@@ -196,6 +262,20 @@ def render_json(report: Report, per_request: bool = False) -> dict[str, Any]:
                 "strict": totals.stale_requests_strict,
                 "wide": totals.stale_requests_wide,
             },
+            "searches": _searches_json(
+                totals.search_results,
+                totals.search_lines,
+                (
+                    totals.stale_search_results,
+                    totals.stale_search_lines,
+                    totals.stale_search_requests,
+                ),
+                (
+                    totals.misnumbered_search_results,
+                    totals.misnumbered_search_lines,
+                    totals.misnumbered_search_requests,
+                ),
+            ),
         },
         "problems": [{"path": p.path, "error": p.error} for p in report.problems],
         "ignoredFiles": report.ignored,

@@ -26,6 +26,13 @@ class RequestAudit:
     views_wide: int
     stale_strict: frozenset[int]
     stale_wide: frozenset[int]
+    #: Lines printed by searches (``grep -n`` …) before the request, and of those the ones
+    #: whose line the agent had changed by then; the ids of the search results holding them.
+    search_lines: int = 0
+    stale_search_lines: int = 0
+    stale_searches: frozenset[int] = frozenset()
+    #: By number: lines changed or moved (the file's line at the printed number differs).
+    misnumbered_search_lines: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,18 @@ class ViewRecord:
     stale_reason: str = ""
 
 
+@dataclass(frozen=True)
+class SearchRecord:
+    """One search result: the lines it printed of one file (a search over several files is
+    one record per file, with the same ``id``); ``stale`` the lines changed by the end."""
+
+    id: int
+    path: str
+    lines: tuple[int, ...]
+    stale: tuple[int, ...] = ()
+    moved: tuple[int, ...] = ()  # unchanged lines now at other numbers (not in ``stale``)
+
+
 @dataclass
 class RunAudit:
     run: str
@@ -52,6 +71,7 @@ class RunAudit:
     shell_reads: bool
     requests: list[RequestAudit] = field(default_factory=list)
     views: list[ViewRecord] = field(default_factory=list)
+    searches: list[SearchRecord] = field(default_factory=list)
     edits: int = 0
     failed_edits: int = 0
     # Edits applied without knowing their lines: every view of the file was marked stale.
@@ -76,6 +96,42 @@ class RunAudit:
     @property
     def stale_requests_wide(self) -> int:
         return sum(1 for r in self.requests if r.stale_wide)
+
+    @property
+    def search_results(self) -> int:
+        """Search calls that printed at least one line of a file."""
+        return len({s.id for s in self.searches})
+
+    @property
+    def search_lines(self) -> int:
+        return sum(len(s.lines) for s in self.searches)
+
+    @property
+    def stale_search_results(self) -> int:
+        """Search calls with a printed line that went stale during the run."""
+        return len({s.id for s in self.searches if s.stale})
+
+    @property
+    def stale_search_lines(self) -> int:
+        return sum(len(s.stale) for s in self.searches)
+
+    @property
+    def stale_search_requests(self) -> int:
+        """Requests that carried at least one stale search line."""
+        return sum(1 for r in self.requests if r.stale_search_lines)
+
+    @property
+    def misnumbered_search_results(self) -> int:
+        """Search calls with a printed line changed or moved during the run."""
+        return len({s.id for s in self.searches if s.stale or s.moved})
+
+    @property
+    def misnumbered_search_lines(self) -> int:
+        return sum(len(s.stale) + len(s.moved) for s in self.searches)
+
+    @property
+    def misnumbered_search_requests(self) -> int:
+        return sum(1 for r in self.requests if r.misnumbered_search_lines)
 
     @property
     def last_stale_strict(self) -> bool:
@@ -104,6 +160,14 @@ class Totals:
     runs_last_stale_wide: int = 0
     stale_requests_strict: int = 0
     stale_requests_wide: int = 0
+    search_results: int = 0
+    stale_search_results: int = 0
+    search_lines: int = 0
+    stale_search_lines: int = 0
+    stale_search_requests: int = 0
+    misnumbered_search_results: int = 0
+    misnumbered_search_lines: int = 0
+    misnumbered_search_requests: int = 0
 
     @classmethod
     def of(cls, runs: list[RunAudit]) -> Totals:
@@ -117,4 +181,12 @@ class Totals:
             totals.runs_last_stale_wide += run.last_stale_wide
             totals.stale_requests_strict += run.stale_requests_strict
             totals.stale_requests_wide += run.stale_requests_wide
+            totals.search_results += run.search_results
+            totals.stale_search_results += run.stale_search_results
+            totals.search_lines += run.search_lines
+            totals.stale_search_lines += run.stale_search_lines
+            totals.stale_search_requests += run.stale_search_requests
+            totals.misnumbered_search_results += run.misnumbered_search_results
+            totals.misnumbered_search_lines += run.misnumbered_search_lines
+            totals.misnumbered_search_requests += run.misnumbered_search_requests
         return totals

@@ -52,6 +52,15 @@ def anchor_view(
 ) -> list[ObservedUnit]:
     """Units of the view ``first..last`` of ``source``; ``observed`` holds what the agent saw
     for those lines (one string per line, ending kept), which may differ from the source."""
+    units = _anchored_units(path, source, first, last, observed, whole_file)
+    if units and source.line_count and last >= source.line_count:
+        units[-1].at_end = True  # the view showed where the file ends (PROTOCOL.md v1.3)
+    return units
+
+
+def _anchored_units(
+    path: str, source: Source, first: int, last: int, observed: list[str], whole_file: bool
+) -> list[ObservedUnit]:
     if whole_file or source.definitions is None or last < first:
         return [file_unit(path, first, last, observed, source)]
     defs = source.definitions

@@ -262,8 +262,7 @@ def shown_elsewhere(
                     k
                     for k in fresh
                     if k.view.path == a.view.path
-                    and k.view.first_line <= ua.current.first
-                    and ua.current.last <= k.view.last_line
+                    and k.view.shows(ua.current.first, ua.current.last)
                 ),
                 key=lambda k: k.view.seq,
                 default=None,

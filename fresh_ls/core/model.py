@@ -52,6 +52,9 @@ class ObservedUnit:
     same_name_count: int = 1
     context_before: str = ""
     context_after: str = ""
+    #: the unit held the file's last line when observed, and its view reached the end of
+    #: the file: lines added after it make it ``changed`` (PROTOCOL.md v1.3)
+    at_end: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,6 +82,24 @@ class View:
     #: the tool result as the model saw it, when the harness gave it (``fresh/observe``
     #: ``result``): what ``placement: anchored`` re-renders in place
     result: str | None = None
+    #: a sparse view (``fresh/observe`` ``ranges``, the lines a search printed): its ranges,
+    #: ascending; ``observed_text`` is their lines joined. None: the one range
+    #: ``first_line..last_line``
+    ranges: tuple[tuple[int, int], ...] | None = None
+
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """The line ranges the view showed."""
+        return self.ranges if self.ranges is not None else ((self.first_line, self.last_line),)
+
+    def shows(self, first: int, last: int) -> bool:
+        """Whether the view showed every line of ``first..last``."""
+        return any(a <= first and last <= b for a, b in self.spans())
+
+    def lines_label(self) -> str:
+        """``lines 3-9`` or, for a sparse view, ``lines 3, 10-12``."""
+        if self.ranges is None:
+            return f"lines {self.first_line}-{self.last_line}"
+        return "lines " + ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in self.ranges)
 
 
 @dataclass(slots=True, frozen=True)

@@ -59,3 +59,33 @@ def resolve_in_root(root: Path, path: str) -> tuple[str, Path]:
     if rel_posix in ("", "."):
         raise PathOutsideRoot(f"path {path!r} names the root itself, not a file")
     return rel_posix, real
+
+
+def resolve_in_roots(root: Path, also: tuple[Path, ...], path: str) -> tuple[str, Path]:
+    """``resolve_in_root``, and when the path's real location is outside the root but
+    inside one of the ``also`` folders (``--also DIR``), that file named by its absolute
+    real path (results name such files absolutely: they have no root-relative name)."""
+    try:
+        return resolve_in_root(root, path)
+    except PathTooLong:
+        raise
+    except PathOutsideRoot:
+        if not also:
+            raise
+        real = Path(os.path.realpath(path if os.path.isabs(path) else root / path))
+        for folder in also:
+            if real != folder and real.is_relative_to(folder):
+                return real.as_posix(), real
+        raise
+
+
+def split_also(also: tuple[Path, ...], rel: str) -> tuple[Path, str] | None:
+    """The ``also`` folder holding the absolute name ``rel`` and the path inside it, or
+    None (a root-relative name, or one of no such folder)."""
+    if not rel.startswith("/"):
+        return None
+    real = Path(rel)
+    for folder in also:
+        if real != folder and real.is_relative_to(folder):
+            return folder, real.relative_to(folder).as_posix()
+    return None

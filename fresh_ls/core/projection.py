@@ -582,7 +582,7 @@ def marker_text(
     """What stands in the prompt where the view's old tool result stood. ``note`` follows
     the view's own words (anchored: which lines another result shows current)."""
     who = f"{view.view_id}, an edit result," if view.kind == "editResult" else view.view_id
-    head = f"[fresh-ls] {who} showed {view.path} lines {view.first_line}-{view.last_line}{note}"
+    head = f"[fresh-ls] {who} showed {view.path} {view.lines_label()}{note}"
     where = ", ".join(f"[{label}]" for label in labels)
     items = "; ".join(
         f"{om.describe()} ({_REASONS.get(om.reason, om.reason)}"

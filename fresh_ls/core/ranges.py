@@ -68,3 +68,31 @@ def changed_lines(before: Source | None, after: Source | None) -> tuple[int, int
         end_a -= 1
         end_b -= 1
     return start + 1, max(start + 1, end_b)
+
+
+def observed_spans(ranges: list[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """The ranges of a sparse view (``fresh/observe`` ``ranges``, v1.3) checked against a
+    file of ``n`` lines: each as a range view's ``firstLine``/``lastLine`` (a first line
+    past the end is refused, a last line past it clamped). The params already hold them
+    ascending, not overlapping and not reversed."""
+    spans = []
+    for i, (first, last) in enumerate(ranges):
+        if first > n:
+            raise InvalidParams(
+                f"ranges[{i}]: firstLine {first} is past the end of the file ({n} lines); "
+                "observe lines inside the file"
+            )
+        spans.append((first, min(last, n)))
+    return spans
+
+
+def split_given(spans: list[tuple[int, int]], given: list[str]) -> list[list[str]]:
+    """A sparse view's ``text`` (the shown lines joined in order) cut into one list of
+    lines per range; missing lines are empty, so they differ from any line on disk."""
+    out = []
+    at = 0
+    for first, last in spans:
+        count = last - first + 1
+        out.append(list(given[at : at + count]))
+        at += count
+    return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fresh_ls.core.parsing import DefinitionIndex
+from fresh_ls.core.paths import split_also
 from fresh_ls.core.symbols import Definition
 from fresh_ls.core.text import sha256_bytes, split_lines
 
@@ -180,8 +181,12 @@ class _Cached:
 class SourceTable:
     """The current version of every file anyone asked about, checked against the disk."""
 
-    def __init__(self, root: Path, index: DefinitionIndex | None = None) -> None:
+    def __init__(
+        self, root: Path, index: DefinitionIndex | None = None, also: tuple[Path, ...] = ()
+    ) -> None:
         self.root = root
+        #: ``--also`` folders: their files are named by absolute path (``paths.split_also``)
+        self.also = also
         self.index = index or DefinitionIndex()
         self._cache: dict[str, _Cached] = {}
 
@@ -196,7 +201,8 @@ class SourceTable:
         ``unreadable``, and its foreign content is never read (see ``open_in_root``).
         """
         try:
-            fd = open_in_root(self.root, rel_path)
+            inside = split_also(self.also, rel_path)
+            fd = open_in_root(*inside) if inside is not None else open_in_root(self.root, rel_path)
         except SourceError as exc:
             if exc.reason == "missing":
                 self._cache.pop(rel_path, None)

@@ -81,14 +81,35 @@ def assess_view(
     file is ``missing`` or ``unreadable``)."""
     budget = FuzzyBudget()
     units = [assess_unit(view.path, u, source, error_reason, budget) for u in view.units]
+    if source is not None:
+        units = [_past_the_end(u, source) for u in units]
     status = worst([u.status for u in units])
     if status == "fresh" and source is not None:
         # Belt and braces for the one promise that matters most: a view whose observed
         # lines differ from the disk at the same place is never called fresh.
-        current = "".join(source.lines[view.first_line - 1 : view.last_line])
+        current = "".join("".join(source.lines[a - 1 : b]) for a, b in view.spans())
         if current != view.observed_text:
             status = "changed"
     return ViewAssessment(view, status, units)
+
+
+def _past_the_end(ua: UnitAssessment, source: Source) -> UnitAssessment:
+    """A view that reached the end of the file told the model where the file ends: lines
+    added after its last unit make that unit ``changed`` (PROTOCOL.md v1.3), its current
+    lines and what a projection serves reaching to the new end, so the diff and the
+    refresh show the added lines. A view that stopped before the end is never touched."""
+    if not ua.unit.at_end or ua.current is None:
+        return ua
+    n = source.line_count
+    if ua.status not in ("fresh", "moved", "changed") or ua.current.last >= n:
+        return ua
+    serve = ua.serve or ua.current
+    return UnitAssessment(
+        ua.unit,
+        "changed",
+        LineRange(ua.current.first, n),
+        LineRange(serve.first, max(serve.last, n)),
+    )
 
 
 def assess_unit(

@@ -74,11 +74,24 @@ def _targets(args: argparse.Namespace) -> Targets:
     return targets(root, args.user)
 
 
+#: Said after every install: the hooks and the MCP server attach to the root's server.
+NEEDS_SERVER = (
+    "fresh-ls install: the hooks report to the project's running fresh-ls server; start one "
+    "with `fresh-ls serve --root . --listen &` (or work through `fresh-ls run` or the VS Code "
+    "extension, which start it); with none running the hooks do nothing"
+)
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     from fresh_ls.hooks.install import install
+    from fresh_ls.launch import portable_prefix, python_command
 
+    targets = _targets(args)
+    # A project's files are shared (committed): there, the portable `fresh-ls` when this
+    # machine has it on PATH; the user's own files get this interpreter's absolute path.
+    prefix = portable_prefix() if targets.project else None
     try:
-        changed = install(_targets(args), args.mcp)
+        changed = install(targets, args.mcp, prefix=prefix)
     except (OSError, ValueError) as exc:
         print(f"fresh-ls install: {exc}", file=sys.stderr)
         return 1
@@ -86,6 +99,15 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"fresh-ls install: updated {path}")
     if not changed:
         print("fresh-ls install: already installed; nothing changed")
+    if targets.project and prefix is None:
+        print(
+            f"fresh-ls install: `fresh-ls` is not on PATH, so the project's files name this "
+            f"machine's interpreter ({python_command()[0]}); they work here only. Put fresh-ls "
+            "on PATH (pipx install, or activate the virtualenv) and run install again before "
+            "committing them, or use --user",
+            file=sys.stderr,
+        )
+    print(NEEDS_SERVER)
     return 0
 
 

@@ -6,15 +6,21 @@ Claude Code reads hooks from ``.claude/settings.json`` in the project (or
 "hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}``. Other tools and the
 user keep their own entries there, so the file is merged, never rewritten from a template:
 
-- ours are recognized by their command alone (``... -m fresh_ls hook claude-code``), so an
-  install replaces our earlier entries (a new interpreter path, say) and adds nothing twice;
+- ours are recognized by their command alone (``... -P -m fresh_ls hook claude-code``, with or
+  without ``-P``, or ``fresh-ls hook claude-code``), so an install replaces our earlier
+  entries in their place (a new interpreter path, an older entry without ``-P``) and adds
+  nothing twice;
 - uninstall removes exactly the entries whose command is ours, then only the containers
-  (a matcher group, an event's list, ``hooks``) that this removal left empty;
-- every other key keeps its value and its place; a file that is not a JSON object is
-  refused, not overwritten; writes are atomic (a temp file renamed over it).
+  (a matcher group, an event's list, ``hooks``) that this removal left empty, and a file left
+  holding nothing (``{}``: install created it);
+- every other key keeps its value, its place and its spelling (``1e5`` stays ``1e5``); a file
+  that is not a JSON object is refused, not overwritten; writes are atomic (a temp file
+  renamed over it), and a symlinked file (a dotfile manager's) stays a symlink: its target
+  is written.
 
 The command names the interpreter that ran install (``sys.executable``) by its absolute
-path, so the hook works from any cwd and without ``fresh-ls`` on ``PATH``. With ``--mcp``
+path, with ``-P`` (``fresh_ls.launch``: the repository the hook runs in is not on its
+``sys.path``), so the hook works from any cwd and without ``fresh-ls`` on ``PATH``. With ``--mcp``
 the MCP server ``fresh-ls mcp`` is added too: for the project in ``.mcp.json`` at its root
 (and approved by name in ``enabledMcpjsonServers``, which Claude Code asks for before it
 starts a project's MCP server), for the user under ``mcpServers`` of ``~/.claude.json``.
@@ -26,8 +32,8 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shlex
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.hooks.claude_code import TOOL_MATCHER
+from fresh_ls.launch import python_command
 
 MCP_NAME = "fresh-ls"
 #: Seconds Claude Code waits for one hook call; a call takes milliseconds, and the hook
@@ -46,8 +53,13 @@ _OUR_MCP = re.compile(r"(?:-m\s+fresh_ls|fresh-ls)\s+mcp(?:\s|$)")
 Settings = dict[str, Any]
 
 
-def hook_command(python: str | None = None) -> str:
-    return f"{shlex.quote(python or sys.executable)} -m fresh_ls hook claude-code"
+def _argv(args: list[str], python: str | None, prefix: list[str] | None) -> list[str]:
+    """``prefix + args`` (``["fresh-ls", ...]``, portable), else ``python -P -m fresh_ls``."""
+    return [*prefix, *args] if prefix else python_command(*args, python=python)
+
+
+def hook_command(python: str | None = None, prefix: list[str] | None = None) -> str:
+    return shlex.join(_argv(["hook", "claude-code"], python, prefix))
 
 
 def is_ours(command: Any) -> bool:
@@ -63,28 +75,45 @@ def our_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def _is_our_entry(entry: Any) -> bool:
+    return isinstance(entry, dict) and is_ours(entry.get("command"))
+
+
+def _groups_without_ours(
+    groups: list[Any], replacement: list[dict[str, Any]] | None = None
+) -> list[Any]:
+    """An event's groups without our entries (a group left empty goes); ``replacement``
+    (our groups) takes the place of the first group that held ours, or goes last."""
+    kept_groups: list[Any] = []
+    placed = replacement is None
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(entries, list) or not any(map(_is_our_entry, entries)):
+            kept_groups.append(group)
+            continue
+        if not placed:
+            kept_groups.extend(replacement or [])
+            placed = True
+        kept = [e for e in entries if not _is_our_entry(e)]
+        if kept:
+            kept_groups.append({**group, "hooks": kept})
+    if not placed:
+        kept_groups.extend(replacement or [])
+    return kept_groups
+
+
 def remove_hooks(settings: Settings) -> Settings:
     """``settings`` without our hook entries, and without the containers their removal
-    left empty (and only those)."""
+    left empty (and only those). Always a new object: callers compare it with the old."""
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
-        return settings
+        return dict(settings)
     new_hooks: dict[str, Any] = {}
     for event, groups in hooks.items():
         if not isinstance(groups, list):
             new_hooks[event] = groups
             continue
-        kept_groups = []
-        for group in groups:
-            entries = group.get("hooks") if isinstance(group, dict) else None
-            if not isinstance(entries, list):
-                kept_groups.append(group)
-                continue
-            kept = [e for e in entries if not (isinstance(e, dict) and is_ours(e.get("command")))]
-            if len(kept) == len(entries):
-                kept_groups.append(group)
-            elif kept:
-                kept_groups.append({**group, "hooks": kept})
+        kept_groups = _groups_without_ours(groups)
         if kept_groups or not groups or len(kept_groups) == len(groups):
             new_hooks[event] = kept_groups
     out = dict(settings)
@@ -96,24 +125,36 @@ def remove_hooks(settings: Settings) -> Settings:
 
 
 def add_hooks(settings: Settings, command: str) -> Settings:
-    """``settings`` with our hook entries (any earlier ones of ours replaced)."""
-    out = remove_hooks(settings)
-    hooks = out.get("hooks")
+    """``settings`` with our hook entries: an earlier entry of ours (another interpreter,
+    one without ``-P``) is replaced where it stands, a new one goes last; ours left in an
+    event we no longer use are removed. A new object, never ``settings`` changed."""
+    hooks = settings.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise ValueError('"hooks" is not a JSON object; fix it by hand first')
-    hooks = dict(hooks or {})
-    for event, groups in our_hooks(command).items():
-        current = hooks.get(event, [])
-        if not isinstance(current, list):
+    ours = our_hooks(command)
+    stale = remove_hooks({"hooks": {k: v for k, v in (hooks or {}).items() if k not in ours}})
+    new_hooks: dict[str, Any] = {}
+    for event, groups in (hooks or {}).items():
+        if event not in ours:
+            if event in stale.get("hooks", {}):
+                new_hooks[event] = stale["hooks"][event]
+            continue
+        if not isinstance(groups, list):
             raise ValueError(f'"hooks.{event}" is not a list; fix it by hand first')
-        hooks[event] = [*current, *groups]
-    out["hooks"] = hooks
-    return out
+        new_hooks[event] = _groups_without_ours(groups, ours[event])
+    for event, groups in ours.items():
+        new_hooks.setdefault(event, groups)
+    return {**settings, "hooks": new_hooks}
 
 
-def mcp_entry(root: Path | None, python: str | None = None) -> dict[str, Any]:
-    args = ["-m", "fresh_ls", "mcp", *(["--root", str(root)] if root else [])]
-    return {"type": "stdio", "command": python or sys.executable, "args": args}
+def mcp_entry(
+    root: Path | None, python: str | None = None, prefix: list[str] | None = None
+) -> dict[str, Any]:
+    """A portable entry (``prefix``) names no root: ``fresh-ls mcp`` serves the folder Claude
+    Code starts it in, the project, on every machine."""
+    root_args = ["--root", str(root)] if root and not prefix else []
+    command, *args = _argv(["mcp", *root_args], python, prefix)
+    return {"type": "stdio", "command": command, "args": args}
 
 
 def _is_our_mcp(entry: Any) -> bool:
@@ -171,6 +212,45 @@ def unapprove_mcp(settings: Settings) -> Settings:
 # -- files -------------------------------------------------------------------------------
 
 
+class RawNumber:
+    """A JSON number with a fraction or an exponent, kept as written: a float would come
+    back as ``100000.0`` for ``1e5`` and ``0.1`` for ``0.10``, a change in a file that is
+    not ours to reformat. Equal when spelled alike."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RawNumber) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def dumps(data: Settings) -> str:
+    """``data`` as the file's text: two-space indent, each ``RawNumber`` as it was written
+    (each goes out as a unique placeholder string, then the placeholder is replaced)."""
+    nonce = secrets.token_hex(8)
+    raw: dict[str, str] = {}
+
+    def placeholder(value: object) -> str:
+        if not isinstance(value, RawNumber):
+            raise TypeError(f"{type(value).__name__} is not JSON")
+        key = f"{nonce}:{len(raw)}"
+        raw[json.dumps(key)] = value.text
+        return key
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=placeholder)
+    for quoted, number in raw.items():
+        text = text.replace(quoted, number)
+    return text + "\n"
+
+
 def read_json(path: Path) -> Settings | None:
     """The file's object, or None when it does not exist; ValueError when it is no object."""
     try:
@@ -180,7 +260,7 @@ def read_json(path: Path) -> Settings | None:
     if not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=RawNumber)
     except ValueError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc}); fix it by hand first") from None
     if not isinstance(data, dict):
@@ -189,12 +269,14 @@ def read_json(path: Path) -> Settings | None:
 
 
 def write_json(path: Path, data: Settings) -> None:
+    """Write atomically; a symlink's target is what gets replaced, so the link stays."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            out.write(dumps(data))
         os.chmod(tmp, mode if mode is not None else 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -203,15 +285,25 @@ def write_json(path: Path, data: Settings) -> None:
         raise
 
 
-def update(path: Path, change: Callable[[Settings], Settings], create: bool) -> bool:
+def update(
+    path: Path, change: Callable[[Settings], Settings], create: bool, drop_empty: bool = False
+) -> bool:
     """Apply ``change`` to the file's object; True when the file changed. A missing file is
-    created only when ``create``."""
+    created only when ``create``; with ``drop_empty`` (uninstall) a file that ``change``
+    left holding nothing is removed (it held only our entries: install created it), and
+    with it a ``.claude`` folder left empty."""
     before = read_json(path)
     if before is None and not create:
         return False
     after = change(before or {})
     if before is not None and after == before:
         return False
+    if drop_empty and not after and not path.is_symlink():  # a link's target is not ours
+        os.unlink(path)
+        if path.parent.name == ".claude":
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()
+        return True
     write_json(path, after)
     return True
 
@@ -233,10 +325,13 @@ def targets(root: Path, user: bool, home: Path | None = None) -> Targets:
     return Targets(root / ".claude" / "settings.json", root / ".mcp.json", root, True)
 
 
-def install(t: Targets, mcp: bool, python: str | None = None) -> list[str]:
-    """Add our entries; the files that changed."""
+def install(
+    t: Targets, mcp: bool, python: str | None = None, prefix: list[str] | None = None
+) -> list[str]:
+    """Add our entries (with ``prefix``, e.g. ``["fresh-ls"]``, the portable command; else
+    ``python -P -m fresh_ls``); the files that changed."""
     changed = []
-    command = hook_command(python)
+    command = hook_command(python, prefix)
 
     def settings_change(s: Settings) -> Settings:
         s = add_hooks(s, command)
@@ -244,7 +339,8 @@ def install(t: Targets, mcp: bool, python: str | None = None) -> list[str]:
 
     if update(t.settings, settings_change, create=True):
         changed.append(str(t.settings))
-    if mcp and update(t.mcp, lambda c: add_mcp(c, mcp_entry(t.mcp_root, python)), create=True):
+    entry = mcp_entry(t.mcp_root, python, prefix)
+    if mcp and update(t.mcp, lambda c: add_mcp(c, entry), create=True):
         changed.append(str(t.mcp))
     return changed
 
@@ -257,8 +353,8 @@ def uninstall(t: Targets) -> list[str]:
         s = remove_hooks(s)
         return unapprove_mcp(s) if t.project else s
 
-    if update(t.settings, settings_change, create=False):
+    if update(t.settings, settings_change, create=False, drop_empty=True):
         changed.append(str(t.settings))
-    if update(t.mcp, remove_mcp, create=False):
+    if update(t.mcp, remove_mcp, create=False, drop_empty=True):
         changed.append(str(t.mcp))
     return changed

@@ -22,7 +22,7 @@ from typing import Any
 
 from fresh_ls import steps
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
-from fresh_ls.statedir import ENDPOINT_FILE
+from fresh_ls.statedir import ENDPOINT_FILE, endpoint_target
 
 
 class LinkError(Exception):
@@ -47,13 +47,10 @@ class Link:
         try:
             ep = json.loads((state_dir / ENDPOINT_FILE).read_text())
             address = str(ep["address"])
+            kind, target = endpoint_target(address)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise LinkError(f"cannot read {state_dir / ENDPOINT_FILE}: {exc}") from None
-        if address.startswith("unix:"):
-            family, target = socket.AF_UNIX, address[5:]
-        else:
-            host, _, port = address.removeprefix("tcp:").rpartition(":")
-            family, target = socket.AF_INET, (host, int(port))  # type: ignore[assignment]
+        family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         try:

@@ -89,12 +89,8 @@ def _say(stderr: IO[str], message: str) -> None:
 def run(args: argparse.Namespace, stdin: IO[bytes], stdout: IO[str], stderr: IO[str]) -> int:
     try:
         event = json.loads(stdin.read(MAX_EVENT_BYTES))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's limit
         _say(stderr, "stdin held no JSON hook event; nothing done")
-        return 0
-    except RecursionError:
-        # No hook event nests this deep: bad input, told in one line like the rest.
-        _say(stderr, "stdin held JSON nested too deeply to be a hook event; nothing done")
         return 0
     action = action_of(event) if isinstance(event, dict) else None
     if action is None:

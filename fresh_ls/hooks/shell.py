@@ -36,11 +36,13 @@ def bash_actions(event: Mapping[str, Any], session: str) -> list[Observe | Wrote
     output = stdout + "\n" if isinstance(stdout, str) and stdout else ""
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     view_id = event.get("tool_use_id") if isinstance(event.get("tool_use_id"), str) else None
-    from fresh_ls.toolcalls.agents import Seen, ToolCall, recognize
+    from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, recognize
 
     call = ToolCall(view_id or "", "Bash", {"command": command}, output)
     actions: list[Observe | Wrote] = []
     for effect in recognize(call, cwd):
+        if isinstance(effect, Searched):
+            continue  # not a Wrote: a search changed nothing (its lines are not observed here yet)
         path = _absolute(effect.path, effect.cwd or cwd)
         if isinstance(effect, Seen):
             actions.append(Observe(session, path, view_id, effect.first, effect.last, effect.text))

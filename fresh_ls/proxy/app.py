@@ -17,9 +17,13 @@ Completions, OpenAI Responses):
    rewriter (``arewrite_request``; Responses through ``responses.arewrite_responses``):
    markers for stale views, the current code at the end, ``fresh/commit`` last.
 
-When the request cannot be made current (the commit failed twice, the server is gone) the
-agent gets an error in its API's own format saying why and nothing is sent upstream; with
-``fail_open`` the original goes upstream instead and a warning goes to stderr.
+When the request cannot be made current (the commit failed twice, the server is gone or
+does not answer in time) the agent gets an error in its API's own format saying why and
+nothing is sent upstream; with ``fail_open`` the original goes upstream instead and a
+warning goes to stderr.
+
+Only the agent may use it (``access``: the secret in the base URL's path, a loopback
+``Host``, no browser), and every wait and size is bounded (``limits``).
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ import contextlib
 import json
 import os
 import sys
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from yarl import URL
 
 from fresh_ls.client import (
@@ -45,18 +50,23 @@ from fresh_ls.client import (
     PathOutsideRootError,
 )
 from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+from fresh_ls.proxy.access import Access
+from fresh_ls.proxy.limits import ConnectionGuard, Limits
 from fresh_ls.proxy.responses import arewrite_responses
+from fresh_ls.proxy.searches import Renderer, SearchResult, outside_note, search_view_id
 from fresh_ls.proxy.shapes import (
     BlockView,
     Shape,
     block_views,
+    edit_result,
     reply_writes,
     session_of,
     shape_of,
     tool_calls,
 )
-from fresh_ls.toolcalls.agents import Seen, Wrote, recognize
+from fresh_ls.toolcalls.agents import Searched, Seen, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
+from fresh_ls.toolcalls.searches import line_ranges, shown_text
 
 #: Headers that belong to one hop, never forwarded (RFC 9110 section 7.6.1), and those
 #: aiohttp sets itself from the body it sends.
@@ -88,13 +98,22 @@ ClientFactory = Callable[[], Awaitable[Any]]
 class SessionState:
     seen: set[str] = field(default_factory=set)  # tool-call ids already read
     views: set[str] = field(default_factory=set)  # those that became views
+    #: search results (``proxy.searches``) by tool-call id
+    searches: dict[str, SearchResult] = field(default_factory=dict)
+    #: tool results that show a file outside every root: the line added to each
+    outside: dict[str, str] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     requests: int = 0
     rewritten: int = 0
 
 
 class CannotRewrite(Exception):
-    """The request cannot be made current; ``str()`` says why."""
+    """The request cannot be made current; ``str()`` says why, ``status`` the HTTP status
+    of the error the agent gets."""
+
+    def __init__(self, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Proxy:
@@ -112,12 +131,19 @@ class Proxy:
         placement: str | None = "anchored",
         agent_cwd: str | None = None,
         log_requests: str | os.PathLike[str] | None = None,
+        also: tuple[Path, ...] = (),
+        agent_roots: list[str] | tuple[str, ...] = (),
+        access: Access | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.root = Path(root).resolve()
         spellings = [str(self.root)]
         if os.path.abspath(root) != str(self.root):
             spellings.append(os.path.abspath(root))
-        self.paths = AgentRoots(self.root, spellings, agent_cwd or str(self.root))
+        spellings += [r for r in agent_roots if r not in spellings]  # the agent's own names
+        self.also = tuple(Path(a).resolve() for a in also)
+        self.paths = AgentRoots(self.root, spellings, agent_cwd or str(self.root), self.also)
+        self.renderer = Renderer(self.paths)
         self.upstream = upstream.rstrip("/")
         self.connect = connect
         self.fail_open = fail_open
@@ -133,12 +159,22 @@ class Proxy:
         self._connecting = asyncio.Lock()
         self.log_dir = Path(log_requests) if log_requests else None
         self._logged = 0
+        #: who may use the proxy (the secret of its base URL; its port once bound)
+        self.access = access or Access()
+        self.limits = limits or Limits()
+        self.guard = ConnectionGuard(self.limits.max_connections)
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     async def start(self) -> None:
+        limits = self.limits
         self.http = ClientSession(
-            timeout=ClientTimeout(total=None, sock_connect=30),
+            timeout=ClientTimeout(
+                total=None,
+                connect=limits.upstream_connect_timeout,
+                sock_connect=limits.upstream_connect_timeout,
+                sock_read=limits.upstream_read_timeout,
+            ),
             auto_decompress=False,
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
         )
@@ -163,9 +199,18 @@ class Proxy:
 
     def runner(self) -> web.AppRunner:
         """The proxy's app runner. Request bodies are read as they came (no automatic
-        decompression): an unchanged body is forwarded byte for byte, encoding and all."""
+        decompression): an unchanged body is forwarded byte for byte, encoding and all.
+        A client that goes away cancels its handler (and so the upstream call); the idle
+        timeout also bounds the wait for a request's headers (aiohttp closes a connection
+        that has not sent a whole request line and headers by then)."""
         return web.AppRunner(
-            self.app(), access_log=None, handle_signals=False, auto_decompress=False
+            self.app(),
+            access_log=None,
+            handle_signals=False,
+            auto_decompress=False,
+            handler_cancellation=True,
+            keepalive_timeout=self.limits.header_timeout,
+            shutdown_timeout=self.limits.shutdown_timeout,
         )
 
     def app(self) -> web.Application:
@@ -173,16 +218,35 @@ class Proxy:
         app.router.add_route("*", "/{tail:.*}", self.handle)
         return app
 
-    # -- paths ----------------------------------------------------------------------------
-
-
     # -- one request ----------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        raw = await request.read()
-        shape = shape_of(request.method, request.path)
+        why, path = self.access.refusal(
+            request.method,
+            request.raw_path,
+            request.headers.get("Host"),
+            request.headers.get("Origin"),
+        )
+        if path is None:  # decided before a byte of the body is read
+            return error_response(shape_of(request.method, request.path), why, 403)
+        shape = shape_of(request.method, request.path[len(self.access.prefix) :] or "/")
+        try:
+            async with asyncio.timeout(self.limits.body_timeout):
+                raw = await request.read()
+        except TimeoutError:
+            return error_response(
+                shape,
+                f"the request body did not arrive within {self.limits.body_timeout:g} s",
+                408,
+            )
+        with self.guard.serving(request.protocol):
+            return await self._serve(request, path, shape, raw)
+
+    async def _serve(
+        self, request: web.Request, path: str, shape: Shape | None, raw: bytes
+    ) -> web.StreamResponse:
         if shape is None or not raw:
-            return await self.forward(request, raw)
+            return await self.forward(request, path, shape, raw)
         try:
             plain, decoded = _decoded(request.headers.get("Content-Encoding"), raw)
             try:
@@ -193,52 +257,67 @@ class Proxy:
                 ) from None
             if not isinstance(body, dict):
                 raise CannotRewrite("the request body is not a JSON object")
-            sent = await self.make_current(shape, request, body, plain)
+            # Shielded: a client that goes away does not cut a rewrite (and the session's
+            # record of what it registered) in half; the sidecar deadline bounds it.
+            sent = await asyncio.shield(self.make_current(shape, request, path, body, plain))
         except CannotRewrite as exc:
             if not self.fail_open:
-                return error_response(shape, str(exc))
+                return error_response(shape, str(exc), exc.status)
             print(
-                f"fresh-ls proxy: warning: forwarding {request.path} unrewritten "
+                f"fresh-ls proxy: warning: forwarding {_loggable(path)} unrewritten "
                 f"(--fail-open): {exc}",
                 file=sys.stderr,
                 flush=True,
             )
-            return await self.forward(request, raw)
+            return await self.forward(request, path, shape, raw)
         if sent is plain:
-            return await self.forward(request, raw)  # unchanged: the bytes as they came
+            return await self.forward(request, path, shape, raw)  # unchanged: as they came
         # Rewritten: sent uncompressed (the upstream sees no Content-Encoding).
-        return await self.forward(request, sent, drop=("content-encoding",) if decoded else ())
+        drop = ("content-encoding",) if decoded else ()
+        return await self.forward(request, path, shape, sent, drop=drop)
 
     async def make_current(
-        self, shape: Shape, request: web.Request, body: dict[str, Any], raw: bytes
+        self, shape: Shape, request: web.Request, path: str, body: dict[str, Any], raw: bytes
     ) -> bytes:
         """The body to send upstream: ``raw`` itself unless a view in it had to change."""
         session = session_of(shape, request.headers, body)
         state = self.sessions.setdefault(session, SessionState())
         self.requests += 1
         state.requests += 1
-        async with state.lock:
-            for attempt in (1, 2):
-                client = await self._client(renew=attempt == 2)
-                try:
-                    out = await self._rewrite(client, shape, session, state, body)
-                    break
-                except ConnectionClosedError as exc:
-                    if attempt == 2:
-                        raise CannotRewrite(f"the fresh-ls server is gone: {exc.message}") from None
-                except FreshClientError as exc:
-                    raise CannotRewrite(f"fresh-ls answered an error: {exc}") from None
-                except RewriteError as exc:
-                    raise CannotRewrite(str(exc)) from None
+        deadline = self.limits.sidecar_timeout
+        try:
+            async with asyncio.timeout(deadline) as bound, state.lock:
+                for attempt in (1, 2):
+                    if attempt == 2:  # the server is gone: starting a new one has more time
+                        deadline = self.limits.sidecar_start_timeout
+                        bound.reschedule(asyncio.get_running_loop().time() + deadline)
+                    client = await self._client(renew=attempt == 2)
+                    try:
+                        out = await self._rewrite(client, shape, session, state, body)
+                        break
+                    except ConnectionClosedError as exc:
+                        if attempt == 2:
+                            raise CannotRewrite(
+                                f"the fresh-ls server is gone: {exc.message}"
+                            ) from None
+                    except FreshClientError as exc:
+                        raise CannotRewrite(f"fresh-ls answered an error: {exc}") from None
+                    except RewriteError as exc:
+                        raise CannotRewrite(str(exc)) from None
+        except TimeoutError:
+            raise CannotRewrite(
+                f"the fresh-ls server did not answer within {deadline:g} s (is it stopped or "
+                "overloaded?); the request was not sent"
+            ) from None
         sent = raw if out is None else json.dumps(out, ensure_ascii=False).encode("utf-8")
         if out is not None:
             self.rewritten += 1
             state.rewritten += 1
         if self.log_dir is not None:
-            self._log(request, session, raw, sent)
+            self._log(request, path, session, raw, sent)
         return sent
 
-    def _log(self, request: web.Request, session: str, raw: bytes, sent: bytes) -> None:
+    def _log(self, request: web.Request, path: str, session: str, raw: bytes, sent: bytes) -> None:
         """``--log-requests DIR``: the original and the sent body of one model request, and
         its headers without credentials."""
         self._logged += 1
@@ -247,15 +326,15 @@ class Proxy:
         headers = {k: ("<removed>" if _secret(k) else v) for k, v in request.headers.items()}
         entry = {
             "method": request.method,
-            "path": request.raw_path,
+            "path": _loggable(path),
             "session": session,
             "headers": headers,
             "rewritten": sent is not raw,
             "original": json.loads(raw),
             "sent": json.loads(sent),
         }
-        path = self.log_dir / f"{os.getpid()}-{self._logged:05d}.json"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        where = self.log_dir / f"{os.getpid()}-{self._logged:05d}.json"
+        fd = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             json.dump(entry, handle, ensure_ascii=False)
 
@@ -310,12 +389,20 @@ class Proxy:
             # the tool result as the model sees it, for a patch in place (anchored): only
             # when the result is one view's
             result = call.output if sum(isinstance(e, Seen) for e in effects) == 1 else None
+            search = SearchResult(call, self.paths.cwd)
             for effect in effects:
                 rel = self.paths.rel(effect.path, effect.cwd)
                 if rel is None:
+                    if not isinstance(effect, Wrote) and call.call_id not in state.outside:
+                        state.outside[call.call_id] = outside_note(
+                            self.paths.absolute(effect.path, effect.cwd), self._root_names()
+                        )
                     continue
                 if isinstance(effect, Wrote):
                     await client.did_write(rel, session=session)
+                    continue
+                if isinstance(effect, Searched):
+                    await self._observe_search(client, session, search, rel, effect)
                     continue
                 assert isinstance(effect, Seen)
                 try:
@@ -333,16 +420,82 @@ class Proxy:
                     continue
                 state.views.add(call.call_id)
                 held.append(call.call_id)
+            if search.views:
+                state.searches[call.call_id] = search
             state.seen.add(call.call_id)
         return held
+
+    async def _observe_search(
+        self, client: Any, session: str, search: SearchResult, rel: str, found: Searched
+    ) -> None:
+        """One file's printed lines of a search result as a sparse view."""
+        view_id = search_view_id(search.call.call_id, len(search.views))
+        try:
+            await client.observe(
+                session, rel, view_id=view_id, ranges=line_ranges(found), text=shown_text(found)
+            )
+        except _NOT_A_VIEW:
+            return
+        search.views.append((view_id, rel, found))
+
+    def _root_names(self) -> list[str]:
+        return [str(self.root), *(str(a) for a in self.also)]
+
+    async def _forgotten(self, client: Any, session: str, state: SessionState) -> dict[str, str]:
+        """Ask the server which of the session's views it holds (``fresh/forget``, a
+        forgotten session or a reset state dir drop views behind the proxy's back): a tool
+        result whose view is gone is read again, so it is registered anew rather than sent
+        unmarked. The status of each view held, by id."""
+        if not state.views and not state.searches:
+            return {}
+        known = {v["viewId"]: v["status"] for v in (await client.stale(session))["views"]}
+        for view_id in [v for v in state.views if v not in known]:
+            state.views.discard(view_id)
+            state.seen.discard(view_id)
+        for call_id, found in list(state.searches.items()):
+            if any(v not in known for v in found.view_ids):
+                del state.searches[call_id]
+                state.seen.discard(call_id)
+        return known
+
+    async def _searches_and_outside(
+        self,
+        client: Any,
+        shape: Shape,
+        session: str,
+        state: SessionState,
+        body: dict[str, Any],
+        known: dict[str, str],
+    ) -> bool:
+        """Stale search results printed again in place, and the line added to results
+        outside every root (``proxy.searches``); whether ``body`` changed."""
+        present = {c.call_id for c in tool_calls(shape, body)}
+        changed = False
+        searches = [f for c, f in state.searches.items() if c in present]
+        unknown = [v for f in searches for v in f.view_ids if v not in known]
+        if unknown:
+            got = await client.stale(session, view_ids=unknown)
+            known = {**known, **{v["viewId"]: v["status"] for v in got["views"]}}
+        for found in searches:
+            if all(known.get(v) == "fresh" for v in found.view_ids):
+                continue
+            text = await self.renderer.render(found)
+            if text is not None:
+                changed |= edit_result(shape, body, found.call.call_id, _replaced_by(text))
+        for call_id, note in state.outside.items():
+            if call_id in present:
+                changed |= edit_result(shape, body, call_id, _with_line(note))
+        return changed
 
     async def _rewrite(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
     ) -> dict[str, Any] | None:
         blocks = block_views(shape, body)
+        known = await self._forgotten(client, session, state)
         held = await self._register(client, shape, session, state, body, blocks)
+        touched = await self._searches_and_outside(client, shape, session, state, body, known)
         if not held:
-            return None
+            return dict(body) if touched else None
         done: Rewritten
         if shape == "responses":
             out, done = await arewrite_responses(
@@ -366,20 +519,26 @@ class Proxy:
                 placement=self.placement,
             )
             out = done.request
-        if not done.replaced and done.projection_message is None and not done.plan.get(
-            "refreshes"
-        ):
-            return None
+        if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
+            return dict(body) if touched else None
         return dict(out)
 
     # -- upstream -------------------------------------------------------------------------
 
     async def forward(
-        self, request: web.Request, body: bytes, drop: tuple[str, ...] = ()
+        self,
+        request: web.Request,
+        path: str,
+        shape: Shape | None,
+        body: bytes,
+        drop: tuple[str, ...] = (),
     ) -> web.StreamResponse:
+        """``body`` to ``path`` (with its query, still encoded, the secret removed) under the
+        upstream; its answer streamed back. An upstream that cannot be reached, drops the
+        connection or answers no HTTP becomes a 502 (a timeout a 504) in the API's format
+        and one line on stderr."""
         assert self.http is not None
-        # The path and query exactly as they came (raw_path keeps both, still encoded).
-        url = URL(self.upstream + request.raw_path, encoded=True)
+        url = URL(self.upstream + path, encoded=True)
         headers = [
             (k, v)
             for k, v in request.headers.items()
@@ -393,9 +552,11 @@ class Proxy:
                 data=body if body or request.method not in ("GET", "HEAD") else None,
                 allow_redirects=False,
             )
-        except (TimeoutError, OSError) as exc:
-            shape = shape_of(request.method, request.path)
-            return error_response(shape, f"cannot reach the upstream {self.upstream}: {exc}", 502)
+        except (TimeoutError, OSError, ClientError) as exc:
+            what = _failure(exc, self.limits)
+            _warn(f"upstream {self.upstream} failed on {request.method} {_loggable(path)}: {what}")
+            status = 504 if isinstance(exc, TimeoutError) else 502
+            return error_response(shape, f"the upstream {self.upstream} failed: {what}", status)
         async with upstream:
             response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
             for name, value in upstream.headers.items():
@@ -405,10 +566,28 @@ class Proxy:
                 response.content_length = upstream.content_length
             await response.prepare(request)
             if request.method != "HEAD":
-                async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
+                try:
+                    async for chunk in upstream.content.iter_any():
+                        await response.write(chunk)
+                except (TimeoutError, ClientError) as exc:
+                    # Too late for a status: the answer is cut, and the client must see it
+                    # cut (no clean end that would pass for a whole answer).
+                    what = _failure(exc, self.limits)
+                    _warn(f"upstream {self.upstream} broke off {_loggable(path)}: {what}")
+                    if request.transport is not None:
+                        request.transport.abort()
+                    return response
             await response.write_eof()
         return response
+
+
+def _replaced_by(text: str) -> Callable[[str], str]:
+    return lambda _old: text
+
+
+def _with_line(line: str) -> Callable[[str], str]:
+    """The result with ``line`` after it, once (a retried rewrite adds nothing more)."""
+    return lambda old: old if old.endswith(line) else f"{old.rstrip(chr(10))}\n{line}"
 
 
 def _spans_of(blocks: list[BlockView]) -> Any:
@@ -420,33 +599,95 @@ def _spans_of(blocks: list[BlockView]) -> Any:
     return lambda index, message: by_message.get(index, [])
 
 
-def _decoded(encoding: str | None, raw: bytes) -> tuple[bytes, bool]:
+def _decoded(encoding: str | None, raw: bytes, limit: int = MAX_BODY) -> tuple[bytes, bool]:
     """The request body without its ``Content-Encoding`` (gzip, deflate), and whether one
-    was removed; an encoding the proxy cannot read cannot be made current."""
+    was removed; an encoding the proxy cannot read cannot be made current. The output is
+    capped while it is produced: a small body that expands past ``limit`` is refused (413)
+    without ever being held whole."""
     name = (encoding or "").strip().lower()
     if name in ("", "identity"):
         return raw, False
     import zlib
 
+    if name in ("gzip", "x-gzip"):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif name == "deflate":
+        inflater = zlib.decompressobj()
+    else:
+        raise CannotRewrite(
+            f"the request body is {name}-encoded, which fresh-ls proxy cannot read; turn "
+            "request compression off in the agent"
+        )
+    chunks: list[bytes] = []
+    size = 0
+    pending = raw
     try:
-        if name in ("gzip", "x-gzip"):
-            return zlib.decompress(raw, 16 + zlib.MAX_WBITS), True
-        if name == "deflate":
-            return zlib.decompress(raw), True
+        while not inflater.eof:
+            # In pieces: zlib grows one output buffer by copying, which would cost twice
+            # the limit; pieces cost the limit at most.
+            chunk = inflater.decompress(pending, _INFLATE_STEP)
+            pending = inflater.unconsumed_tail
+            if not chunk and not pending:
+                break  # all input read, no end of stream: cut short
+            size += len(chunk)
+            if size > limit:
+                raise CannotRewrite(
+                    f"the request body expands past {limit} bytes once {name}-decoded",
+                    status=413,
+                )
+            chunks.append(chunk)
     except zlib.error as exc:
         raise CannotRewrite(f"the request body is not valid {name}: {exc}") from None
-    raise CannotRewrite(
-        f"the request body is {name}-encoded, which fresh-ls proxy cannot read; turn request "
-        "compression off in the agent"
-    )
+    if not inflater.eof:
+        raise CannotRewrite(f"the request body is not valid {name}: it is cut short")
+    return b"".join(chunks), True
+
+
+#: How much of a compressed body is expanded at a time.
+_INFLATE_STEP = 1 << 20
+
+
+#: Parts of a header or query parameter name that mark a credential (never logged).
+_SECRET_WORDS = ("key", "token", "secret", "auth", "credential", "password", "signature")
 
 
 def _secret(header: str) -> bool:
-    """A header that can carry a credential (never logged)."""
+    """A header (or query parameter) that can carry a credential (never logged)."""
     name = header.lower()
     return name in ("authorization", "cookie", "proxy-authorization") or any(
-        word in name for word in ("key", "token", "secret", "auth")
+        word in name for word in _SECRET_WORDS
     )
+
+
+def _loggable(path: str) -> str:
+    """A path and query as a log may show it: query parameters that carry a credential
+    (``?key=``, ``access_token=``) have their value removed."""
+    base, sep, query = path.partition("?")
+    if not sep:
+        return path
+    parts = []
+    for part in query.split("&"):
+        name = urllib.parse.unquote_plus(part.partition("=")[0])
+        parts.append(f"{part.partition('=')[0]}=<removed>" if _secret(name) else part)
+    return f"{base}?{'&'.join(parts)}"
+
+
+def _failure(exc: BaseException, limits: Limits) -> str:
+    """What went wrong with the upstream, in a few words."""
+    if isinstance(exc, TimeoutError):
+        return (
+            f"no answer within {limits.upstream_read_timeout:g} s (or no connection within "
+            f"{limits.upstream_connect_timeout:g} s)"
+        )
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _warn(message: str) -> None:
+    print(f"fresh-ls proxy: {message}", file=sys.stderr, flush=True)
+
+
+#: Anthropic's error ``type`` for the statuses fresh-ls answers with itself.
+_ANTHROPIC_TYPES = {403: "permission_error", 408: "timeout_error", 413: "request_too_large"}
 
 
 def error_response(shape: Shape | None, message: str, status: int = 503) -> web.Response:
@@ -455,15 +696,15 @@ def error_response(shape: Shape | None, message: str, status: int = 503) -> web.
     if shape == "anthropic":
         payload: dict[str, Any] = {
             "type": "error",
-            "error": {"type": "api_error", "message": text},
+            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": text},
         }
     else:
         payload = {
             "error": {
                 "message": text,
-                "type": "server_error",
+                "type": "invalid_request_error" if status < 500 else "server_error",
                 "param": None,
-                "code": "fresh_ls_not_current",
+                "code": "fresh_ls_refused" if status == 403 else "fresh_ls_not_current",
             }
         }
     return web.json_response(payload, status=status)
@@ -480,6 +721,8 @@ def status_of(proxy: Proxy) -> dict[str, Any]:
                 "requests": s.requests,
                 "rewritten": s.rewritten,
                 "views": len(s.views),
+                "searches": len(s.searches),
+                "outside": len(s.outside),
             }
             for name, s in sorted(proxy.sessions.items())
         ],

@@ -1,4 +1,9 @@
-"""Running the proxy: bind 127.0.0.1, find or start the fresh-ls server, write proxy.json."""
+"""Running the proxy: bind 127.0.0.1, find or start the fresh-ls server, write proxy.json.
+
+A proxy's base URL carries its per-run secret (``http://127.0.0.1:PORT/fresh-<secret>``,
+``access.py``): it is printed, set in ``run``'s environment and kept in ``proxy.json``
+(mode 0600), and nowhere else.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +18,20 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from aiohttp import web
-
 from fresh_ls import statedir
 from fresh_ls.proxy.app import Proxy, status_of
+from fresh_ls.proxy.limits import GuardedSite, Limits
 
 PROXY_FILE = "proxy.json"
 HOST = "127.0.0.1"
 
 
-async def connect_server(root: Path, state_dir: Path | None = None) -> Any:
+async def connect_server(
+    root: Path, state_dir: Path | None = None, also: tuple[Path, ...] = ()
+) -> Any:
     """The running fresh-ls server of ``root`` (through its endpoint.json), or a new one
-    started for the proxy (also listening, so ``fresh-ls status`` finds it)."""
+    started for the proxy (also listening, so ``fresh-ls status`` finds it; tracking the
+    ``also`` folders: a server already running keeps its own)."""
     from fresh_ls.client import AsyncClient, ConnectionClosedError
 
     try:
@@ -33,6 +40,8 @@ async def connect_server(root: Path, state_dir: Path | None = None) -> Any:
         extra = ["--listen"]
         if state_dir is not None:
             extra += ["--state-dir", str(state_dir)]
+        for folder in also:
+            extra += ["--also", str(folder)]
         return await AsyncClient.spawn(root, extra_args=extra)
 
 
@@ -56,6 +65,11 @@ class ProxyOptions(TypedDict, total=False):
     budget_bytes: int | None
     placement: str | None  # "anchored" (default) or "end"
     log_requests: Path | None
+    #: where the agent's relative paths start (``run`` in a subfolder of the root)
+    agent_cwd: str | None
+    #: ``--also`` folders: their files are tracked too
+    also: tuple[Path, ...]
+    limits: Limits | None  # default: Limits()
 
 
 @contextlib.asynccontextmanager
@@ -76,23 +90,27 @@ async def running_proxy(
     proxy = Proxy(
         root,
         upstream,
-        connect or (lambda: connect_server(root, state_dir)),
+        connect or (lambda: connect_server(root, state_dir, options.get("also", ()))),
         fail_open=options.get("fail_open", False),
         policy=options.get("policy"),
         budget_bytes=options.get("budget_bytes"),
         placement=options.get("placement") or "anchored",
         log_requests=options.get("log_requests"),
+        agent_cwd=options.get("agent_cwd"),
+        also=options.get("also", ()),
+        limits=options.get("limits"),
     )
     await proxy.start()
     runner = proxy.runner()
     await runner.setup()
-    site = web.TCPSite(runner, HOST, port)
+    site = GuardedSite(runner, HOST, port, proxy.guard)
     record = state / record_name
     try:
         await site.start()
         addresses = runner.addresses  # (host, port) of each bound socket
         bound = addresses[0][1] if addresses else port
-        url = f"http://{HOST}:{bound}"
+        proxy.access.port = bound
+        url = f"http://{HOST}:{bound}{proxy.access.prefix}"
         _write_private(record, {"url": url, "upstream": upstream, "pid": os.getpid()})
         proxy.record_path = record  # type: ignore[attr-defined]
         yield proxy, url
@@ -155,11 +173,13 @@ async def running_pair(
     openai_upstream: str,
     state_dir: Path | None = None,
     fail_open: bool = False,
+    agent_cwd: str | None = None,
+    also: tuple[Path, ...] = (),
 ) -> AsyncIterator[tuple[str, str]]:
     """Two proxies of one fresh-ls client, one per request shape's upstream (Anthropic, then
     OpenAI): yields their base URLs. Both records (``proxy.json``, ``proxy-openai.json``)
     go when it ends."""
-    client = await connect_server(root.resolve(), state_dir)
+    client = await connect_server(root.resolve(), state_dir, also)
     shared = _Shared(client)
 
     async def connect() -> Any:
@@ -173,6 +193,8 @@ async def running_pair(
                 state_dir=state_dir,
                 fail_open=fail_open,
                 connect=connect,
+                agent_cwd=agent_cwd,
+                also=also,
             ) as (_a, anthropic_url),
             running_proxy(
                 root,
@@ -181,6 +203,8 @@ async def running_pair(
                 fail_open=fail_open,
                 connect=connect,
                 record_name="proxy-openai.json",
+                agent_cwd=agent_cwd,
+                also=also,
             ) as (_o, openai_url),
         ):
             yield anthropic_url, openai_url
@@ -196,16 +220,21 @@ async def run_command(
     openai_upstream: str,
     state_dir: Path | None = None,
     fail_open: bool = False,
+    agent_cwd: str | None = None,
+    also: tuple[Path, ...] = (),
 ) -> int:
     """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
     pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
-    exits, and its exit status is returned."""
+    exits, and its exit status is returned. ``agent_cwd``: where CMD runs (a subfolder of
+    the root), which its relative paths start from."""
     async with running_pair(
         root,
         anthropic_upstream=anthropic_upstream,
         openai_upstream=openai_upstream,
         state_dir=state_dir,
         fail_open=fail_open,
+        agent_cwd=agent_cwd,
+        also=also,
     ) as (anthropic_url, openai_url):
         env = dict(os.environ)
         env["ANTHROPIC_BASE_URL"] = anthropic_url
@@ -232,6 +261,7 @@ async def serve_pair(
     state_dir: Path | None = None,
     fail_open: bool = False,
     exit_with_stdin: bool = False,
+    also: tuple[Path, ...] = (),
 ) -> int:
     """``fresh-ls proxies``: the two proxies of ``fresh-ls run``, without a command, until
     SIGTERM or SIGINT (or, with ``exit_with_stdin``, until standard input closes: an editor
@@ -245,6 +275,7 @@ async def serve_pair(
         openai_upstream=openai_upstream,
         state_dir=state_dir,
         fail_open=fail_open,
+        also=also,
     ) as (anthropic_url, openai_url):
         line = {
             "anthropic": anthropic_url,

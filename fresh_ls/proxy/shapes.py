@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -266,4 +266,67 @@ def reply_writes(shape: Shape, body: Mapping[str, Any]) -> list[tuple[str, list[
         key = f"aider-reply:{_digest(messages[index]['content'])}"
         counts[key] = counts.get(key, 0) + 1
         found.append((key if counts[key] == 1 else f"{key}#{counts[key]}", paths))
+    return found
+
+
+def edit_result(
+    shape: Shape, body: dict[str, Any], call_id: str, edit: Callable[[str], str]
+) -> bool:
+    """Change the text of the tool result of ``call_id`` in place, keeping its shape: a
+    string stays a string; in a list of parts the last text part is edited when ``edit``
+    only appends to the whole (so the parts before keep every byte), else the parts
+    become one text part. Whether a result of that id was found and changed."""
+    for holder, key in _result_holders(shape, body, call_id):
+        content = holder.get(key)
+        old = _text_of(content)
+        new = edit(old)
+        if new == old:
+            return False
+        if isinstance(content, list) and new.startswith(old):
+            texts = [i for i, p in enumerate(content) if isinstance(p, Mapping) and "text" in p]
+            if texts:
+                part = dict(content[texts[-1]])
+                part["text"] = str(part["text"]) + new[len(old) :]
+                holder[key] = [*content[: texts[-1]], part, *content[texts[-1] + 1 :]]
+                return True
+        if isinstance(content, list):
+            kind = "input_text" if shape == "responses" else "text"
+            holder[key] = [{"type": kind, "text": new}]
+        else:
+            holder[key] = new
+        return True
+    return False
+
+
+def _result_holders(
+    shape: Shape, body: dict[str, Any], call_id: str
+) -> list[tuple[dict[str, Any], str]]:
+    """The dicts holding the tool result of ``call_id``, with the key of its content."""
+    found: list[tuple[dict[str, Any], str]] = []
+    if shape == "responses":
+        items = body.get("input")
+        for item in items if isinstance(items, list) else []:
+            if (
+                isinstance(item, dict)
+                and item.get("call_id") == call_id
+                and str(item.get("type", "")).endswith("_output")
+            ):
+                found.append((item, "output"))
+        return found
+    messages = body.get("messages")
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict):
+            continue
+        if shape == "chat":
+            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
+                found.append((message, "content"))
+            continue
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_result"
+                and block.get("tool_use_id") == call_id
+            ):
+                found.append((block, "content"))
     return found

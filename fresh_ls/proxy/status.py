@@ -54,8 +54,17 @@ def print_proxies(status: dict[str, Any], out: TextIO = sys.stdout) -> None:
             file=out,
         )
         for session in sessions:
+            extra = ""
+            if session.get("searches"):
+                extra += f", {_count(session['searches'], 'search result')}"
+            if session.get("outside"):
+                extra += f", {_count(session['outside'], 'result')} outside the root (not tracked)"
             print(
                 f"  {session['session']}: {session['requests']} requests, "
-                f"{session['rewritten']} rewritten, {session['views']} views",
+                f"{session['rewritten']} rewritten, {_count(session['views'], 'view')}{extra}",
                 file=out,
             )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -21,7 +21,9 @@ from fresh_ls.audit.interpret import edit_failed
 from fresh_ls.audit.paths import PathResolver
 from fresh_ls.core.text import split_lines
 from fresh_ls.toolcalls.numbered import Listing, cat_n_header, parse_cat_n, parse_window
+from fresh_ls.toolcalls.searches import line_ranges, searched, shell_search, shown_text
 from fresh_ls.toolcalls.shell_effects import analyze
+from fresh_ls.toolcalls.shell_envelope import openhands_envelope
 
 EDIT_TOOLS = frozenset({"create", "str_replace", "insert", "edit_lines", "undo_edit"})
 
@@ -35,6 +37,8 @@ class ViewSpec:
     last: int
     text: str | None  # what was shown, or None: exactly the disk's lines
     kind: str  # "read" | "editResult"
+    #: a search result's lines of this file (a sparse view): ``first..last`` spans them
+    ranges: tuple[tuple[int, int], ...] | None = None
 
 
 @dataclass
@@ -198,7 +202,26 @@ class Workspace:
             outcome.not_reproduced = f"shell write to {rel} ({write.kind}): {command[:120]}"
         if effects.unattributed and outcome.not_reproduced is None:
             outcome.not_reproduced = f"shell write ({effects.unattributed[0]}): {command[:120]}"
+        outcome.views += self._searched(command, observation)
         return outcome
+
+    def _searched(self, command: str, observation: str) -> list[ViewSpec]:
+        """A search's printed lines, per file of the repository, as sparse views (the lines
+        that held when it ran; ``toolcalls.searches``)."""
+        search = shell_search(command, self.cwd)
+        if search is None:
+            return []
+        body = openhands_envelope(command, observation)[1] if self.expand_tabs else observation
+        views = []
+        for found in searched(search, body, self._text_of):
+            rel = self.rel(found.path, found.cwd)
+            if rel is None or self.read(rel) is None:
+                continue  # outside the repository, or a file the run's base/ does not hold
+            ranges = line_ranges(found)
+            views.append(
+                ViewSpec(rel, ranges[0][0], ranges[-1][1], shown_text(found), "read", tuple(ranges))
+            )
+        return views
 
 
 def _edited(

@@ -77,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
                     f"audit differs (wide) · {a.run} · request {index}: audit stale views "
                     f"{audit_ids or 'none'}, server changed views {server_ids or 'none'}"
                 )
-    failed = totals["false_fresh"] or totals["inexact"] or totals["lost"] or totals["errors"]
+    failed = (
+        totals["false_fresh"]
+        or totals["search_false_fresh"]
+        or totals["inexact"]
+        or totals["lost"]
+        or totals["errors"]
+    )
     return 1 if failed else 0
 
 
@@ -88,6 +94,9 @@ def _totals(results: list[Any]) -> dict[str, Any]:
         "views_registered": sum(r.views_registered for r in results),
         "edit_results": sum(r.edit_results for r in results),
         "false_fresh": sum(r.false_fresh for r in results),
+        "search_views": sum(r.search_views for r in results),
+        "stale_search_requests": sum(r.stale_search_requests for r in results),
+        "search_false_fresh": sum(r.search_false_fresh for r in results),
         "inexact": sum(r.inexact for r in results),
         "lost": sum(r.lost for r in results),
         "stale_requests_without": sum(r.stale_requests_without for r in results),
@@ -139,6 +148,11 @@ def _print(results: list[Any], t: dict[str, Any]) -> None:
     print(
         f"requests carrying a stale view: {t['stale_requests_without']} without fresh-ls, "
         f"{t['stale_requests_with']} with it ({t['runs_stale_without']} runs stale without)"
+    )
+    print(
+        f"search results: {t['search_views']} files' printed lines registered · requests "
+        f"carrying a stale search line without fresh-ls: {t['stale_search_requests']} · "
+        f"stale search results called fresh: {t['search_false_fresh']}"
     )
     print(
         f"false fresh views: {t['false_fresh']} · inexact entries: {t['inexact']} · "

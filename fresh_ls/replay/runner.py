@@ -58,6 +58,10 @@ class RequestCheck:
     #: units of a view the anchored plan replaced whose current code the request neither
     #: carries nor points to (nor leaves out with a reason): code the model loses
     lost: int = 0
+    #: search results (sparse views) whose printed lines differ from the disk, and those of
+    #: them the server called fresh (a stale search line the model would be sent)
+    stale_searches: int = 0
+    search_false_fresh: int = 0
 
 
 @dataclass
@@ -66,6 +70,7 @@ class RunResult:
     steps: int = 0
     requests: list[RequestCheck] = field(default_factory=list)
     views_registered: int = 0
+    search_views: int = 0  # sparse views of search results (grep -n ...)
     edit_results: int = 0
     diverged_views: int = 0  # views whose shown text differs from the replayed file
     not_reproduced: list[str] = field(default_factory=list)
@@ -74,6 +79,14 @@ class RunResult:
     @property
     def false_fresh(self) -> int:
         return sum(r.false_fresh for r in self.requests)
+
+    @property
+    def search_false_fresh(self) -> int:
+        return sum(r.search_false_fresh for r in self.requests)
+
+    @property
+    def stale_search_requests(self) -> int:
+        return sum(1 for r in self.requests if r.stale_searches)
 
     @property
     def inexact(self) -> int:
@@ -90,7 +103,9 @@ class RunResult:
     @property
     def stale_requests_with(self) -> int:
         return sum(
-            1 for r in self.requests if r.false_fresh or r.inexact or r.lost or not r.commit_ok
+            1
+            for r in self.requests
+            if r.false_fresh or r.search_false_fresh or r.inexact or r.lost or not r.commit_ok
         )
 
     @property
@@ -105,6 +120,8 @@ class RunResult:
         out = asdict(self)
         out.update(
             false_fresh=self.false_fresh,
+            search_false_fresh=self.search_false_fresh,
+            stale_search_requests=self.stale_search_requests,
             inexact=self.inexact,
             lost=self.lost,
             stale_requests_without=self.stale_requests_without,
@@ -167,31 +184,58 @@ class Registered:
     text: str
     kind: str
     status: str
+    #: a search result's ranges (a sparse view), else None
+    ranges: tuple[tuple[int, int], ...] | None = None
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        return self.ranges if self.ranges is not None else ((self.first, self.last),)
 
 
 def play_step(
-    client: SyncClient, ws: Workspace, i: int, step: dict[str, Any], session: str = SESSION
+    client: SyncClient,
+    ws: Workspace,
+    i: int,
+    step: dict[str, Any],
+    session: str = SESSION,
+    searches: bool = False,
 ) -> tuple[StepOutcome, list[Registered]]:
-    """Apply step ``i`` to the files, report its writes, register the views it showed."""
+    """Apply step ``i`` to the files, report its writes, register the views it showed
+    (with ``searches``, a search's lines too: sparse views ``step<i>~s<k>``)."""
     outcome = ws.apply(step)
     for rel in outcome.wrote:
         client.did_write(rel, session=session)
     registered = []
-    for k, view in enumerate(outcome.views):
-        view_id = f"step{i}" + (f".{k}" if k else "")
-        r = client.observe(
-            session,
-            view.path,
-            view_id=view_id,
-            first_line=view.first,
-            last_line=view.last,
-            text=view.text,
-            kind=view.kind,
-        )
+    views = [v for v in outcome.views if v.ranges is None]
+    found = [v for v in outcome.views if v.ranges is not None] if searches else []
+    ids = [f"step{i}" + (f".{k}" if k else "") for k in range(len(views))]
+    ids += [f"step{i}~s{k}" for k in range(len(found))]
+    for view_id, view in zip(ids, [*views, *found], strict=True):
+        if view.ranges is not None:
+            r = client.observe(
+                session, view.path, view_id=view_id, ranges=view.ranges, text=view.text
+            )
+        else:
+            r = client.observe(
+                session,
+                view.path,
+                view_id=view_id,
+                first_line=view.first,
+                last_line=view.last,
+                text=view.text,
+                kind=view.kind,
+            )
         recorded = client.view_text(session, view_id)["text"]
         registered.append(
             Registered(
-                view_id, r["path"], r["firstLine"], r["lastLine"], recorded, view.kind, r["status"]
+                view_id,
+                r["path"],
+                r["firstLine"],
+                r["lastLine"],
+                recorded,
+                view.kind,
+                r["status"],
+                view.ranges,
             )
         )
     return outcome, registered
@@ -205,6 +249,9 @@ def observe_again(
     then patch it in place; a patch observes the view anew, so it needs a session of its
     own beside one planned with the projection at the end)."""
     for v in registered:
+        if v.ranges is not None:
+            client.observe(session, v.path, view_id=v.view_id, ranges=v.ranges, text=v.text)
+            continue
         client.observe(
             session,
             v.path,
@@ -220,8 +267,8 @@ def observe_again(
 def _run(
     client: SyncClient, ws: Workspace, steps: list[dict[str, Any]], result: RunResult, budget: int
 ) -> None:
-    shown: dict[str, tuple[str, int, int, str, str]] = {}  # viewId -> path, lines, text, kind
-    shown_anchored: dict[str, tuple[str, int, int, str, str]] = {}
+    shown: dict[str, Shown] = {}  # viewId -> path, line ranges, text, kind
+    shown_anchored: dict[str, Shown] = {}
     sizes: list[int] = []  # per step: the bytes of its tool result
     for i, step in enumerate(steps):
         if shown:
@@ -232,19 +279,37 @@ def _run(
             check.commit_ok = check.commit_ok and ok
             check.lost = lost
             result.requests.append(check)
-        outcome, registered = play_step(client, ws, i, step)
+        outcome, registered = play_step(client, ws, i, step, searches=True)
         observation = str(step.get("observation") or "")
         sizes.append(len(observation.encode("utf-8")))
         observe_again(client, ANCHORED, registered, observation)
         for v in registered:
-            shown_anchored[v.view_id] = (v.path, v.first, v.last, v.text, v.kind)
+            shown_anchored[v.view_id] = (v.path, v.spans, v.text, v.kind)
         if outcome.not_reproduced:
             result.not_reproduced.append(f"step {i}: {outcome.not_reproduced}")
         for v in registered:
-            shown[v.view_id] = (v.path, v.first, v.last, v.text, v.kind)
-            result.views_registered += 1
+            shown[v.view_id] = (v.path, v.spans, v.text, v.kind)
+            result.search_views += v.ranges is not None
+            result.views_registered += v.ranges is None
             result.edit_results += v.kind == "editResult"
             result.diverged_views += v.status != "fresh"
+
+
+#: What a registered view showed: its path, line ranges (one, or a search's several), the
+#: text and the kind.
+Shown = tuple[str, tuple[tuple[int, int], ...], str, str]
+
+
+def is_search(view_id: str) -> bool:
+    """A search result's sparse view (``play_step`` names them ``step<i>~s<k>``)."""
+    return "~s" in view_id
+
+
+def _now(lines: list[str] | None, spans: tuple[tuple[int, int], ...]) -> str | None:
+    """The disk's lines at a view's ranges, joined (None: the file is gone)."""
+    if lines is None:
+        return None
+    return "".join("".join(lines[a - 1 : b]) for a, b in spans)
 
 
 def _disk_lines(ws: Workspace, path: str, cache: dict[str, list[str] | None]) -> list[str] | None:
@@ -257,7 +322,7 @@ def _disk_lines(ws: Workspace, path: str, cache: dict[str, list[str] | None]) ->
 def _check_anchored(
     client: SyncClient,
     ws: Workspace,
-    shown: dict[str, tuple[str, int, int, str, str]],
+    shown: dict[str, Shown],
     index: int,
     budget: int,
     sizes: list[int],
@@ -276,12 +341,11 @@ def _check_anchored(
     markers = {m["viewId"]: m["text"] for m in plan["markers"]}
     for view_id, text in markers.items():
         if "[fresh-ls]" not in text:  # patched in place: the model sees this now
-            path, first, last, _, kind = shown[view_id]
-            shown[view_id] = (path, first, last, client.view_text(ANCHORED, view_id)["text"], kind)
+            path, spans, _, kind = shown[view_id]
+            shown[view_id] = (path, spans, client.view_text(ANCHORED, view_id)["text"], kind)
     false_fresh = 0
-    for view_id, (path, first, last, text, _) in shown.items():
-        lines = _disk_lines(ws, path, disk)
-        now = "".join(lines[first - 1 : last]) if lines is not None else None
+    for view_id, (path, spans, text, _) in shown.items():
+        now = _now(_disk_lines(ws, path, disk), spans)
         patched = view_id in markers and "[fresh-ls]" not in markers[view_id]
         if now != text and (view_id not in markers or patched):
             false_fresh += 1
@@ -330,11 +394,10 @@ def _lost(views: list[dict[str, Any]], plan: dict[str, Any], markers: dict[str, 
     return lost
 
 
-
 def _check_request(
     client: SyncClient,
     ws: Workspace,
-    shown: dict[str, tuple[str, int, int, str, str]],
+    shown: dict[str, Shown],
     index: int,
     budget: int,
 ) -> RequestCheck:
@@ -342,15 +405,20 @@ def _check_request(
     stale = client.stale(SESSION)["views"]
     plan = client.project(SESSION, budget_bytes=budget)
     commit = client.commit(plan["planId"])
-    truth = false_fresh = nonfresh = changed = whole = 0
+    truth = false_fresh = nonfresh = changed = whole = search_false_fresh = 0
     resync: set[str] = set()
     changed_reads: list[int] = []
     changed_snippets: list[int] = []
+    stale_searches = 0
     for v in stale:
-        path, first, last, text, kind = shown[v["viewId"]]
+        path, spans, text, kind = shown[v["viewId"]]
         lines = _disk_lines(ws, path, disk)
-        now = "".join(lines[first - 1 : last]) if lines is not None else None
+        now = _now(lines, spans)
         differs = now != text
+        if is_search(v["viewId"]):  # counted apart: the file-view figures stay comparable
+            stale_searches += differs
+            search_false_fresh += differs and v["status"] == "fresh"
+            continue
         truth += differs
         nonfresh += v["status"] != "fresh"
         if v["status"] not in ("fresh", "moved"):
@@ -381,4 +449,6 @@ def _check_request(
         whole_file_bytes=whole,
         changed_reads=sorted(set(changed_reads)),
         changed_edit_results=sorted(set(changed_snippets)),
+        stale_searches=stale_searches,
+        search_false_fresh=search_false_fresh,
     )

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import selectors
 import signal
 import sys
 from collections import OrderedDict
@@ -76,19 +77,33 @@ class _StreamWriter:
         self._w.close()
 
 
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd``: a pipe, a socket or a terminal can; a
+    regular file or ``/dev/null`` cannot (epoll refuses them with EPERM). Asked before
+    ``connect_read_pipe``, which accepts ``/dev/null`` (a character device) and only fails
+    later, in a callback: a traceback in the log and a stdin that never ends."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
 async def _stdin_reader(executor: ThreadPoolExecutor) -> asyncio.StreamReader:
     """stdin as an asyncio stream: a pipe through the loop (with flow control), anything
-    else (a regular file) through a thread that feeds it."""
+    else (a regular file, ``/dev/null``) through a thread that feeds it."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=stream_limit())
-    try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(sys.stdin.fileno(), "rb", 0)
-        )
-        return reader
-    except (ValueError, OSError):
-        pass
     fd = sys.stdin.fileno()
+    if _pollable(fd):
+        try:
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0, closefd=False)
+            )
+            return reader
+        except (ValueError, OSError):
+            pass
 
     async def feed() -> None:
         while True:
@@ -208,6 +223,15 @@ class App:
             conn.close()
 
 
+def _absolute_sync(engine: Engine, folder: Path) -> Callable[[list[str]], None]:
+    """The watcher's callback for an ``--also`` folder: its files by absolute path."""
+
+    def sync(rels: list[str]) -> None:
+        engine.sync([f"{folder}/{r}" for r in rels])
+
+    return sync
+
+
 async def serve(
     root: Path,
     state_dir: Path,
@@ -216,9 +240,10 @@ async def serve(
     listen_enabled: bool,
     watch: bool = True,
     limits: Limits | None = None,
+    also: tuple[Path, ...] = (),
 ) -> int:
     lock = RootLock.acquire(state_dir)
-    engine = await Engine.open(root, state_dir)
+    engine = await Engine.open(root, state_dir, also=also)
     app = App(engine, persistent_token(state_dir), limits)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -227,6 +252,7 @@ async def serve(
     server: asyncio.AbstractServer | None = None
     socket_path: Path | None = None
     watcher: asyncio.Task[None] | None = None
+    also_watchers: list[asyncio.Task[None]] = []
     executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fresh-ls-io")
     try:
         if watch:
@@ -234,6 +260,12 @@ async def serve(
             watcher = asyncio.create_task(
                 watch_root(root, state_dir, engine.sync, app.stop, prepare=engine.sources.prepare)
             )
+            for folder in also:  # their files are named by absolute path
+                also_watchers.append(
+                    asyncio.create_task(
+                        watch_root(folder, state_dir, _absolute_sync(engine, folder), app.stop)
+                    )
+                )
         if listen_enabled:
             address = ListenAddress.parse(listen, state_dir)
             if address.kind == "unix":
@@ -273,10 +305,10 @@ async def serve(
         if socket_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 socket_path.unlink()
-        if watcher is not None:
-            watcher.cancel()
+        for task in [*([watcher] if watcher is not None else []), *also_watchers]:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await watcher
+                await task
         await engine.close()
         lock.release()
         executor.shutdown(wait=False, cancel_futures=True)

@@ -3,14 +3,16 @@
 The model proxy sees every tool call (its name and arguments) and every tool result (the text
 the model was shown) of the agents it sits in front of. ``recognize`` turns one such pair into
 effects: a ``Seen`` (a file view: which lines, and the text the tool showed with its line
-numbers stripped) or a ``Wrote`` (the agent changed a file). A result that is not a file view
-gives no effect and stays as it is.
+numbers stripped), a ``Searched`` (the numbered lines of one file a search printed:
+``grep -n``, ``rg -n``, ``git grep -n``, Claude Code's Grep; see ``searches``) or a ``Wrote``
+(the agent changed a file). A result that is not a file view gives no effect and stays as it
+is.
 
 Per agent (tool names as each sends them):
 
 - Claude Code: ``Read {file_path, offset?, limit?}`` (result ``N\\tline``, one per line, a
   final empty numbered line for the file's last newline), ``Edit``, ``MultiEdit``, ``Write``,
-  ``NotebookEdit``, ``Bash {command}``.
+  ``NotebookEdit``, ``Bash {command}``, ``Grep {pattern, path?, output_mode: "content"}``.
 - Codex CLI: ``exec_command {cmd, workdir?}`` and ``shell {command: [...], workdir?}`` (the
   result after the ``Chunk ID … Output:`` preamble; the shell forms of ``shell_effects``:
   ``cat -n``, ``sed -n 'A,Bp'``, ``nl -ba``, ``head``, ``tail``, heredocs, ``apply_patch``
@@ -35,7 +37,9 @@ from typing import Any
 
 from fresh_ls.toolcalls.lines import END
 from fresh_ls.toolcalls.numbered import cat_n_header, parse_cat_n, plain_lines
+from fresh_ls.toolcalls.searches import Searched, grep_tool, searched, shell_search
 from fresh_ls.toolcalls.shell_effects import analyze
+from fresh_ls.toolcalls.shell_envelope import CODEX_PREAMBLE, openhands_envelope
 from fresh_ls.toolcalls.shell_parse import parse
 
 TextLookup = Callable[[str, str | None], str | None]
@@ -59,7 +63,7 @@ class Wrote:
     cwd: str | None
 
 
-Effect = Seen | Wrote
+Effect = Seen | Wrote | Searched
 
 
 @dataclass(frozen=True)
@@ -154,22 +158,20 @@ def _claude(call: ToolCall, cwd: str | None, text_of: TextLookup) -> list[Effect
     if call.name == "Bash":
         command = _str(args, "command")
         return shell_effects(command, call.output, None, cwd, text_of) if command else []
+    if call.name == "Grep":
+        search = grep_tool(args, cwd)
+        return list(searched(search, call.output, text_of)) if search else []
     return []
 
 
 # -- Codex -----------------------------------------------------------------------------------
 
-_CODEX_PREAMBLE = re.compile(
-    r"\A(?:Chunk ID: [^\n]*\n)?(?:Wall time: [^\n]*\n)?"
-    r"(?:Process exited with code (-?\d+)\n)?(?:Process running[^\n]*\n)?"
-    r"(?:Original token count: [^\n]*\n)?Output:\n",
-)
 _CODEX_JSON_OUTPUT = re.compile(r'\A\{"output":')
 
 
 def codex_output(output: str) -> tuple[str, int | None]:
     """The command's own output and exit code, without Codex's preamble."""
-    match = _CODEX_PREAMBLE.match(output)
+    match = CODEX_PREAMBLE.match(output)
     if match:
         code = int(match.group(1)) if match.group(1) is not None else None
         return output[match.end() :], code
@@ -184,7 +186,7 @@ def codex_output(output: str) -> tuple[str, int | None]:
     return output, None
 
 
-def _shell_command(args: Any) -> tuple[str | None, str | None]:
+def shell_command_of(args: Any) -> tuple[str | None, str | None]:
     """(command line, workdir) of Codex's ``exec_command`` / ``shell`` arguments."""
     if not isinstance(args, Mapping):
         return None, None
@@ -223,8 +225,12 @@ def apply_patch_targets(patch: str) -> list[str]:
 def shell_effects(
     command: str, output: str, returncode: int | None, cwd: str | None, text_of: TextLookup
 ) -> list[Effect]:
-    """The view (at most one) and the writes of one shell command."""
+    """The view (at most one) and the writes of one shell command, or, for a search, the
+    lines it printed per file."""
     effects: list[Effect] = []
+    search = shell_search(command, cwd)
+    if search is not None:
+        return list(searched(search, output, text_of))
     if _APPLY_PATCH.search(command) and "*** Begin Patch" in command:
         if returncode in (None, 0):
             effects.extend(Wrote(p, cwd) for p in apply_patch_targets(command))
@@ -271,14 +277,20 @@ def _codex(call: ToolCall, cwd: str | None, text_of: TextLookup) -> list[Effect]
         if not patch or call.is_error or _failed_patch(call.output):
             return []
         return [Wrote(p, cwd) for p in apply_patch_targets(patch)]
-    command, workdir = _shell_command(call.arguments)
+    command, workdir = shell_command_of(call.arguments)
     if command is None:
         return []
     output, code = codex_output(call.output)
-    where = workdir if workdir and workdir.startswith("/") else cwd
-    if workdir and not workdir.startswith("/") and cwd:
-        where = f"{cwd.rstrip('/')}/{workdir}"
-    return shell_effects(command, output, code, where, text_of)
+    return shell_effects(command, output, code, codex_cwd(workdir, cwd), text_of)
+
+
+def codex_cwd(workdir: str | None, cwd: str | None) -> str | None:
+    """Where a Codex shell call ran: its ``workdir`` (absolute, or under ``cwd``), else ``cwd``."""
+    if workdir and workdir.startswith("/"):
+        return workdir
+    if workdir and cwd:
+        return f"{cwd.rstrip('/')}/{workdir}"
+    return cwd
 
 
 def _failed_patch(output: str) -> bool:
@@ -328,6 +340,9 @@ def _openhands(call: ToolCall, cwd: str | None, text_of: TextLookup) -> list[Eff
     args = call.arguments
     if call.name == "execute_bash":
         command = _str(args, "command")
+        if command and shell_search(command, cwd) is not None:
+            _, body, _ = openhands_envelope(command, call.output)
+            return shell_effects(command, body, None, cwd, text_of)
         return shell_effects(command, call.output, None, cwd, text_of) if command else []
     command = _str(args, "command")
     path = _str(args, "path")
@@ -358,6 +373,7 @@ _BY_NAME: dict[str, Callable[[ToolCall, str | None, TextLookup], list[Effect]]] 
     "Write": _claude,
     "NotebookEdit": _claude,
     "Bash": _claude,
+    "Grep": _claude,
     "exec_command": _codex,
     "shell": _codex,
     "container.exec": _codex,
@@ -380,7 +396,8 @@ def _no_text(path: str, cwd: str | None) -> str | None:
 
 
 def recognize(call: ToolCall, cwd: str | None, text_of: TextLookup = _no_text) -> list[Effect]:
-    """What ``call`` did: its writes first, then at most one view. Unknown tools: nothing."""
+    """What ``call`` did: its writes first, then at most one view, then every search's lines
+    (one ``Searched`` per file, in order of first appearance). Unknown tools: nothing."""
     handler = _BY_NAME.get(call.name)
     if handler is None:
         return []
@@ -392,4 +409,5 @@ def recognize(call: ToolCall, cwd: str | None, text_of: TextLookup = _no_text) -
         return [e for e in effects if isinstance(e, Wrote) and call.name in _SHELLS]
     writes = [e for e in effects if isinstance(e, Wrote)]
     views = [e for e in effects if isinstance(e, Seen)]
-    return [*writes, *views[:1]]
+    searches = [e for e in effects if isinstance(e, Searched)]
+    return [*writes, *views[:1], *searches]

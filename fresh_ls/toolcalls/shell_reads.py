@@ -1,8 +1,10 @@
 """Shell calls that show one file's lines with known numbers: views made by the shell.
 
 Only simple forms count: ``cat F``, ``cat -n F``, ``nl -ba F``, ``sed -n 'A,Bp' F``,
-``head``/``tail`` of one file and ``cat F | head``/``tail``. Anything piped through a filter,
-several files, or ``grep`` shows lines whose numbers the model cannot know, so it is no view.
+``head``/``tail`` of one file and ``cat F | head``/``tail``. Anything piped through a filter or
+several files shows lines whose numbers the model cannot know, so it is no view. A search that
+prints line numbers (``grep -n``, ``rg -n``, ``git grep -n``) is a sparse view of the lines it
+printed; ``searches`` reads those, not this module (a ``grep`` without ``-n`` is no view).
 """
 
 from __future__ import annotations

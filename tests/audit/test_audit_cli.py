@@ -28,10 +28,10 @@ def test_text_output_has_the_table_and_the_totals(capsys: pytest.CaptureFixture[
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == [
         "run", "format", "requests", "views", "views", "wide", "stale", "strict", "stale",
-        "wide", "last", "strict", "last", "wide",
+        "wide", "last", "strict", "last", "wide", "searches", "stale", "search",
     ]  # fmt: skip
     row = next(line for line in out.splitlines() if line.startswith("calc-windowed "))
-    cells = ["calc-windowed", "swe-agent-traj", "10", "2", "7", "3", "5", "yes", "yes"]
+    cells = ["calc-windowed", "swe-agent-traj", "10", "2", "7", "3", "5", "yes", "yes", "0", "0"]
     assert row.split() == cells
     assert "Totals over 7 runs, 70 model requests:" in out
     assert "runs with at least one stale request:   strict 5/7 (71.4%), wide 5/7 (71.4%)" in out
@@ -39,6 +39,13 @@ def test_text_output_has_the_table_and_the_totals(capsys: pytest.CaptureFixture[
 
 
 # The documented JSON layout (docs/audit.md): key -> type, nested where it is an object.
+SEARCHES_SCHEMA: dict[str, Any] = {
+    "results": int,
+    "lines": int,
+    "staleResults": {"changed": int, "changedOrMoved": int},
+    "staleLines": {"changed": int, "changedOrMoved": int},
+    "staleRequests": {"changed": int, "changedOrMoved": int},
+}
 RUN_SCHEMA: dict[str, Any] = {
     "run": str,
     "path": str,
@@ -50,6 +57,7 @@ RUN_SCHEMA: dict[str, Any] = {
     "edits": {"applied": int, "failed": int, "unplaced": int, "shell": int},
     "unattributedWrites": list,
     "notes": list,
+    "searches": SEARCHES_SCHEMA,
 }
 REQUEST_SCHEMA: dict[str, Any] = {
     "index": int,
@@ -57,6 +65,8 @@ REQUEST_SCHEMA: dict[str, Any] = {
     "steps": list,
     "views": {"strict": int, "wide": int},
     "stale": {"strict": list, "wide": list},
+    "searchLines": {"shown": int, "stale": int, "changedOrMoved": int},
+    "staleSearches": list,
 }
 VIEW_SCHEMA: dict[str, Any] = {
     "id": int,
@@ -76,6 +86,7 @@ TOP_SCHEMA: dict[str, Any] = {
         "runsWithStaleRequest": {"strict": int, "wide": int},
         "runsStaleInLastRequest": {"strict": int, "wide": int},
         "staleRequests": {"strict": int, "wide": int},
+        "searches": SEARCHES_SCHEMA,
     },
     "problems": list,
     "ignoredFiles": int,
@@ -111,7 +122,7 @@ def test_json_per_request_detail(capsys: pytest.CaptureFixture[str]) -> None:
     path = FIXTURES / "swe-agent-traj" / "calc-windowed.traj"
     assert _run([str(path), "--json", "--per-request"]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
-    _conforms(run, dict(RUN_SCHEMA, perRequest=list, viewList=list))
+    _conforms(run, dict(RUN_SCHEMA, perRequest=list, viewList=list, searchList=list))
     for request in run["perRequest"]:
         _conforms(request, REQUEST_SCHEMA)
     for view in run["viewList"]:

@@ -153,3 +153,10 @@ def test_a_bash_read_of_numbered_lines_is_a_view() -> None:
 def test_bash_calls_that_touch_no_file_give_nothing() -> None:
     for command in ("ls -la", "git status", "pytest -q", ""):
         assert bash_actions(bash(command, "whatever"), SESSION) == []
+
+
+def test_a_bash_search_is_neither_a_view_nor_a_write() -> None:
+    # recognize() now returns the lines a grep -n printed (Searched); the hook took every
+    # effect that was not a Seen for a write, so a search marked calc.py as written
+    event = bash("grep -n RATE calc.py", "1:RATE = 10")
+    assert bash_actions(event, SESSION) == []

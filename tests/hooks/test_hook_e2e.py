@@ -153,13 +153,11 @@ def test_a_dead_server_or_garbage_never_fails_the_hook(project: Path) -> None:
     assert garbage.code == 0 and garbage.stdout == ""
 
 
-def test_deeply_nested_json_is_a_one_line_error(project: Path) -> None:
-    """A JSON document nested past the decoder's recursion limit is bad input like any
-    other: one line on stderr, exit 0, no RecursionError traceback."""
-    done = run_hook("[" * 100_000 + "]" * 100_000)
-    assert done.code == 0 and done.stdout == "", done
-    [line] = done.stderr.splitlines()
-    assert line.startswith("fresh-ls hook:") and "nested" in line, line
+def test_deeply_nested_json_never_fails_the_hook(project: Path) -> None:
+    """JSON nested past the parser's recursion limit is no event: exit 0, one line."""
+    done = run_hook("[" * 200_000 + "]" * 200_000)
+    assert done.code == 0 and done.stdout == ""
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
 
 
 def test_the_server_of_a_parent_folder_is_found(project: Path, server: Server) -> None:

@@ -133,7 +133,9 @@ def _script(root: Path) -> list[Any]:
     ]
 
 
-def _run_claude(root: Path, home: Path, base_url: str) -> subprocess.CompletedProcess[str]:
+def _run_claude(
+    root: Path, home: Path, base_url: str, tools: str = "Read,Edit,Write"
+) -> subprocess.CompletedProcess[str]:
     home.mkdir(exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -154,7 +156,7 @@ def _run_claude(root: Path, home: Path, base_url: str) -> subprocess.CompletedPr
             "--output-format",
             "json",
             "--allowedTools",
-            "Read,Edit,Write",
+            tools,
             "--model",
             "claude-sonnet-4-5",
         ],

@@ -113,7 +113,7 @@ def test_status_shows_the_proxy_and_log_requests(
     assert status.returncode == 0, status.stderr
     assert f"proxy {proxy.url} -> {model.url}" in status.stdout
     assert "1 model requests, 0 rewritten, 1 sessions" in status.stdout
-    assert "s1: 1 requests, 0 rewritten, 1 views" in status.stdout
+    assert "s1: 1 requests, 0 rewritten, 1 view" in status.stdout
     as_json = json.loads(_cli("status", "--root", str(workspace), "--json").stdout)
     assert as_json["proxies"][0]["url"] == proxy.url
     (logged,) = sorted(logs.iterdir())
@@ -194,3 +194,31 @@ def _reap(proc: subprocess.Popen[str]) -> None:
     if proc.poll() is None:
         proc.kill()
         proc.wait()
+
+
+def test_run_in_a_subfolder_protects_the_whole_repository(workspace: Path, start_model) -> None:
+    """Started in a subfolder of a git repository, `run` takes the repository's top level
+    as its root (an agent there edits the whole repository) and says so on its first line;
+    outside a repository it takes the current folder, and says that."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    sub = workspace / "pkg" / "sub"
+    sub.mkdir(parents=True)
+    model = start_model([])
+    record = workspace / ".fresh-ls" / "proxy.json"
+    check = "import os, sys; sys.exit(0 if os.path.exists(sys.argv[1]) else 3)"
+    done = _cli(
+        "run", "--anthropic-upstream", model.url, "--openai-upstream", model.url, "--",
+        sys.executable, "-c", check, str(record), cwd=sub, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first == f"fresh-ls run: root {workspace} (the git repository's top level)", first
+    plain = workspace.parent / "plain"
+    plain.mkdir()
+    done = _cli(
+        "run", "--anthropic-upstream", model.url, "--openai-upstream", model.url, "--",
+        sys.executable, "-c", check, str(plain / ".fresh-ls" / "proxy.json"), cwd=plain,
+        timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0].startswith(f"fresh-ls run: root {plain} (the current")

@@ -273,7 +273,7 @@ async def with_client(
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        yield model, f"http://127.0.0.1:{port}"
+        yield model, f"http://127.0.0.1:{port}{proxy.access.prefix}"
     finally:
         await runner.cleanup()
         await proxy.close()

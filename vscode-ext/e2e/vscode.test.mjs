@@ -220,7 +220,7 @@ after(async () => {
  * environment, and Chromium on a new git repository holding cart.py. `beforeOpen(ws)` runs
  * before the folder is opened (say, a harness starting its own server).
  */
-async function launchWorkbench(name, { settings: extra = {}, beforeOpen } = {}) {
+async function launchWorkbench(name, { settings: extra = {}, beforeOpen, restricted = false } = {}) {
   // ---- a fresh profile, the extension, a workspace ------------------------------------------
   state.tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `fresh-ls-e2e-${name}-`)));
   const userData = path.join(state.tmp, "user-data");
@@ -258,6 +258,16 @@ async function launchWorkbench(name, { settings: extra = {}, beforeOpen } = {}) 
         "window.zoomLevel": 0,
         // the extension under test: no freshLs.python, as after a one-step install
         "freshLs.refreshSeconds": 1,
+        // Restricted Mode: Workspace Trust on, no startup dialog, so the folder (never trusted
+        // in this fresh profile) opens untrusted.
+        ...(restricted
+          ? {
+              "security.workspace.trust.enabled": true,
+              "security.workspace.trust.startupPrompt": "never",
+              "security.workspace.trust.banner": "never",
+              "security.workspace.trust.untrustedFiles": "open",
+            }
+          : {}),
         ...extra,
       },
       null,
@@ -285,7 +295,14 @@ async function launchWorkbench(name, { settings: extra = {}, beforeOpen } = {}) 
   const csLog = fs.openSync(path.join(ARTIFACTS, `code-server-${name}.log`), "w");
   state.codeServer = spawn(
     CODE_SERVER_BIN,
-    [...csArgs, "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", ws],
+    [
+      ...csArgs,
+      "--disable-telemetry",
+      "--disable-update-check",
+      ...(restricted ? [] : ["--disable-workspace-trust"]),
+      "--disable-getting-started-override",
+      ws,
+    ],
     { detached: true, stdio: ["ignore", csLog, csLog], env: userEnv() },
   );
   fs.closeSync(csLog);
@@ -800,7 +817,7 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     await waitFor("the terminal's environment", () => fs.existsSync(path.join(out, "env.txt")), 30_000);
     const termEnv = envFile(path.join(out, "env.txt"));
     assert.equal(termEnv.ANTHROPIC_BASE_URL, proxyUrl, "the new terminal's ANTHROPIC_BASE_URL is not the proxy's");
-    assert.match(termEnv.OPENAI_BASE_URL ?? "", /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.match(termEnv.OPENAI_BASE_URL ?? "", /^http:\/\/127\.0\.0\.1:\d+\/fresh-[A-Za-z0-9_-]+$/);
     log(`the new terminal has ANTHROPIC_BASE_URL=${termEnv.ANTHROPIC_BASE_URL}`);
     await waitFor("Claude Code to finish", () => fs.existsSync(path.join(out, "claude.rc")), 180_000, 500);
     const rc = fs.readFileSync(path.join(out, "claude.rc"), "utf8").trim();
@@ -1002,3 +1019,88 @@ async function expectText(locator, pattern, timeoutMs = 15_000) {
     throw new Error(`${err.message}; last text: ${JSON.stringify(last.slice(0, 400))}`);
   });
 }
+
+/** The argv of a running process (Linux). */
+function cmdlineOf(pid) {
+  return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+}
+
+test("in Restricted Mode only the bundled sidecar runs and the folder's settings are ignored; trusting it applies them", { timeout: TIMEOUT_S * 1000 }, async () => {
+  await cleanup(); // an earlier test's code-server and browser
+  let marker;
+  // A repository that names its own interpreter: a .venv/bin/python that leaves a marker
+  // (then runs the clone's Python, so the trusted case has a sidecar), picked by its
+  // .vscode/settings.json, with server arguments and an upstream of its own.
+  const { page, ws, extensions } = await launchWorkbench("restricted", {
+    restricted: true,
+    beforeOpen: async (root) => {
+      marker = path.join(path.dirname(root), "venv-python-ran");
+      const venvPython = path.join(root, ".venv", "bin", "python");
+      fs.mkdirSync(path.dirname(venvPython), { recursive: true });
+      fs.writeFileSync(venvPython, `#!/bin/sh\necho "$@" >> '${marker}'\nexec '${PYTHON}' "$@"\n`, { mode: 0o755 });
+      fs.mkdirSync(path.join(root, ".vscode"));
+      fs.writeFileSync(
+        path.join(root, ".vscode", "settings.json"),
+        JSON.stringify({
+          "freshLs.python": "${workspaceFolder}/.venv/bin/python",
+          "freshLs.serverArgs": ["--log-level", "DEBUG"],
+          "freshLs.proxyUpstreamAnthropic": "http://127.0.0.1:9",
+          "freshLs.proxyUpstreamOpenai": "http://127.0.0.1:9/v1",
+        }),
+      );
+    },
+  });
+  const endpointFile = path.join(ws, ".fresh-ls", "endpoint.json");
+  const endpointPid = () => {
+    try {
+      return JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
+    } catch {
+      return undefined;
+    }
+  };
+
+  // ---- Restricted Mode: the bundled sidecar, none of the folder's settings -------------------
+  const restrictedPid = await waitFor("the sidecar's endpoint.json in Restricted Mode", () => endpointPid(), 60_000);
+  state.serverPid = restrictedPid;
+  const env = environOf(restrictedPid);
+  assert.ok((env.PYTHONPATH ?? "").startsWith(path.join(extensions, "fresh-ls.fresh-ls-")), `not the bundled sidecar: PYTHONPATH=${env.PYTHONPATH}`);
+  const argv = cmdlineOf(restrictedPid);
+  assert.ok(argv.includes("-P"), `the sidecar runs without -P: ${argv.join(" ")}`);
+  assert.ok(!argv.includes("DEBUG"), `the folder's freshLs.serverArgs reached the sidecar: ${argv.join(" ")}`);
+  assert.ok(!fs.existsSync(marker), "the folder's .venv/bin/python ran in Restricted Mode");
+  log(`Restricted Mode: the bundled sidecar (pid ${restrictedPid}) runs; the folder's .venv and serverArgs are ignored`);
+  const statusItem = page.locator(".statusbar-item", { hasText: /fresh-ls|stale/ }).first();
+  await statusItem.waitFor({ state: "visible" });
+  await statusItem.click();
+  const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
+  const restrictedRow = panel.locator(".monaco-list-row", { hasText: "Restricted Mode" });
+  await restrictedRow.waitFor({ state: "visible", timeout: 30_000 });
+  await expectText(restrictedRow, /bundled sidecar only, this folder's fresh-ls settings ignored/);
+  // ... and the bundled sidecar serves: the panel leaves "starting" (the welcome text is under the row).
+  await waitFor("the restricted folder's sidecar to run", async () => (await panel.locator(".monaco-list-row", { hasText: "starting the sidecar" }).count()) === 0, 30_000);
+  await page.locator(".statusbar-item", { hasText: /fresh-ls starting/ }).first().waitFor({ state: "hidden", timeout: 30_000 });
+  log("the panel says the folder is restricted and what that turns off");
+  await shot(page, "12-restricted-mode.png");
+
+  // ---- trusted: the same settings apply --------------------------------------------------------
+  await runCommand(page, "Workspaces: Manage Workspace Trust");
+  const trustButton = page.locator(".workspace-trust-editor .monaco-button", { hasText: /^Trust( Folder)?$/ }).first();
+  await trustButton.waitFor({ state: "visible", timeout: 15_000 });
+  await trustButton.click();
+  const trustedPid = await waitFor(
+    "a sidecar started with the folder's settings once it is trusted",
+    () => {
+      const pid = endpointPid();
+      return pid && pid !== restrictedPid && alive(pid) ? pid : false;
+    },
+    60_000,
+  );
+  state.serverPid = trustedPid;
+  assert.ok(fs.existsSync(marker), "the trusted folder's freshLs.python (its .venv/bin/python) did not run");
+  const trustedArgv = cmdlineOf(trustedPid);
+  assert.ok(trustedArgv.includes("DEBUG"), `the trusted folder's serverArgs are missing: ${trustedArgv.join(" ")}`);
+  assert.ok(trustedArgv.includes("-P"), `the sidecar runs without -P: ${trustedArgv.join(" ")}`);
+  await statusItem.click();
+  await waitFor("the Restricted Mode row to go", async () => (await restrictedRow.count()) === 0, 30_000);
+  log(`trusted: the folder's .venv/bin/python runs the sidecar (pid ${trustedPid}) with its serverArgs; the row is gone`);
+});

@@ -76,3 +76,28 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
     proxyUpstreamOpenai: text("proxyUpstreamOpenai"),
   };
 }
+
+/** The settings a folder in Restricted Mode (not trusted) may not set: each can make the
+ * extension run a program or send the user's API key where the folder says. package.json's
+ * `capabilities.untrustedWorkspaces.restrictedConfigurations` names the same keys (a test
+ * checks), so VS Code ignores their workspace values too; `readSettingsIn` makes sure. */
+export const RESTRICTED_KEYS: readonly (keyof Settings)[] = ["python", "serverArgs", "proxyUpstreamAnthropic", "proxyUpstreamOpenai"];
+
+/** What Restricted Mode turns off, as the panel and the log say it. */
+export const RESTRICTED_NOTE =
+  "This folder is in Restricted Mode (not trusted), so fresh-ls runs only the sidecar bundled " +
+  "with the extension: never a workspace .venv or the Python extension's interpreter, and " +
+  "this folder's values of freshLs.python, freshLs.serverArgs, freshLs.proxyUpstreamAnthropic " +
+  "and freshLs.proxyUpstreamOpenai are ignored (your user settings of the last three still " +
+  "apply). Trust the folder to use them.";
+
+/** Settings as `readSettings`, where a folder that is not `trusted` gets only the user's
+ * own value (`userValue`: the global level, never the workspace's or the folder's) of each
+ * `RESTRICTED_KEYS` setting. */
+export function readSettingsIn(
+  trusted: boolean,
+  get: (key: keyof Settings) => unknown,
+  userValue: (key: keyof Settings) => unknown,
+): Settings {
+  return readSettings((key) => (!trusted && RESTRICTED_KEYS.includes(key) ? userValue(key) : get(key)));
+}

@@ -33,7 +33,7 @@ import {
   viewDocumentUri,
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
-import { clearPythonOverride, setTerminalProxy, settings } from "./settings";
+import { clearPythonOverride, isTrusted, setTerminalProxy, settings } from "./settings";
 import { statusBarText, statusBarTooltip } from "./statusbar";
 import { TerminalProxies } from "./terminal";
 import { proxyTooltipLine } from "./terminalenv";
@@ -152,6 +152,12 @@ class Controller {
         }
       }),
       vscode.workspace.onDidChangeWorkspaceFolders((e) => void this.foldersChanged(e)),
+      // Trusted now: the folder's interpreter and settings apply, so start again with them
+      // (the terminal proxies too: their upstreams may be the folder's).
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        this.output.appendLine(logLine("the folder is trusted now: restarting with its settings"));
+        void this.terminals.sync(false, []).then(() => this.restart());
+      }),
       // editorDirty, pushed: a buffer going dirty or clean refreshes its folder's rows at once.
       vscode.workspace.onDidChangeTextDocument((e) => this.bufferChanged(e.document)),
       vscode.workspace.onDidSaveTextDocument((d) => this.bufferChanged(d)),
@@ -214,6 +220,7 @@ class Controller {
       root: server.root,
       state: server.state,
       error: server.error,
+      restricted: !isTrusted(),
       status: server.state === "running" ? prev?.status : undefined,
       views: server.state === "running" ? (prev?.views ?? new Map()) : new Map(),
     };

@@ -30,6 +30,18 @@ export const DEFAULT_PYTHON = "python3";
  * code runs. An interpreter finds fresh_ls "on its own" only through its installed packages. */
 const SAFE_PATH = { PYTHONSAFEPATH: "1" } as const;
 
+/** The interpreter flags of every launch (the sidecar, its check, the terminal proxy): `-P`
+ * keeps the working directory, the opened folder, off `sys.path` even where PYTHONSAFEPATH is
+ * dropped from the environment, so a folder's `json.py` or `aiohttp/` is never imported in
+ * place of the real module. The Python side builds its own children the same way
+ * (`fresh_ls/launch.py`). */
+export const SAFE_FLAGS: readonly string[] = ["-P"];
+
+/** `python -P -m fresh_ls ARGS`: the one argv builder for every fresh-ls the extension starts. */
+export function freshLsArgs(...args: string[]): string[] {
+  return ["-P", "-m", "fresh_ls", ...args];
+}
+
 /** The virtualenvs of a folder that may hold fresh_ls (checked in this order). */
 export function venvPythons(root: string): string[] {
   return [".venv", "venv"].map((d) => `${root}/${d}/bin/python`);
@@ -41,7 +53,9 @@ export function venvPythons(root: string): string[] {
  * workspace virtualenv, then the Python extension's active interpreter, each only when it
  * imports fresh_ls on its own; then the sidecar bundled in the extension (`python3.X` for the
  * version it was built for, then `python3`, with `PYTHONPATH=bundled/libs`). Without a bundle
- * (a development build), plain `python3`.
+ * (a development build), plain `python3`. `restricted` (a folder in Restricted Mode, not
+ * trusted): the bundled sidecar only, since the setting, a workspace virtualenv and the Python
+ * extension's pick may all come from the folder itself.
  */
 export function interpreterCandidates(
   input: {
@@ -50,15 +64,18 @@ export function interpreterCandidates(
     venvs?: readonly string[];
     fromPythonExtension?: string;
     bundle?: Bundle;
+    restricted?: boolean;
   },
   vars: { workspaceFolder: string; home: string },
 ): Interpreter[] {
-  const configured = input.setting?.trim();
-  if (configured) return [{ command: expandVariables(configured, vars), source: "setting", env: { ...SAFE_PATH } }];
   const out: Interpreter[] = [];
-  for (const v of input.venvs ?? []) out.push({ command: v, source: "workspace venv", env: { ...SAFE_PATH } });
-  const ext = input.fromPythonExtension?.trim();
-  if (ext && !out.some((c) => c.command === ext)) out.push({ command: ext, source: "python extension", env: { ...SAFE_PATH } });
+  const configured = input.setting?.trim();
+  if (!input.restricted) {
+    if (configured) return [{ command: expandVariables(configured, vars), source: "setting", env: { ...SAFE_PATH } }];
+    for (const v of input.venvs ?? []) out.push({ command: v, source: "workspace venv", env: { ...SAFE_PATH } });
+    const ext = input.fromPythonExtension?.trim();
+    if (ext && !out.some((c) => c.command === ext)) out.push({ command: ext, source: "python extension", env: { ...SAFE_PATH } });
+  }
   const bundle = input.bundle;
   if (bundle) {
     const env = { ...SAFE_PATH, PYTHONPATH: bundle.libs, PYTHONNOUSERSITE: "1" };
@@ -87,15 +104,16 @@ export function expandVariables(value: string, vars: { workspaceFolder: string; 
   return out;
 }
 
-/** `python -m fresh_ls serve --root ROOT --stdio --listen`: the editor over stdio, harnesses on the endpoint. */
+/** `python -P -m fresh_ls serve --root ROOT --stdio --listen`: the editor over stdio, harnesses on the endpoint. */
 export function serverArgs(root: string, extra: readonly string[] = []): string[] {
-  return ["-m", "fresh_ls", "serve", "--root", root, "--stdio", "--listen", ...extra];
+  return freshLsArgs("serve", "--root", root, "--stdio", "--listen", ...extra);
 }
 
 /** Run before launching: prints fresh_ls's version and the interpreter's `major.minor`, or
  * fails when `fresh_ls` is not importable. The version matters for the bundle, whose compiled
  * modules load only in the CPython they were built for. */
 export const CHECK_ARGS: readonly string[] = [
+  ...SAFE_FLAGS,
   "-c",
   "import fresh_ls, sys; sys.stdout.write(fresh_ls.__version__ + ' %d.%d' % sys.version_info[:2])",
 ];
@@ -202,6 +220,9 @@ export function parseEndpoint(text: string): Endpoint | undefined {
   }
 }
 
+/** The hosts a TCP endpoint may name. */
+export const LOOPBACK_HOSTS: readonly string[] = ["127.0.0.1", "localhost"];
+
 export type Address = { kind: "unix"; path: string } | { kind: "tcp"; host: string; port: number };
 
 export function parseAddress(address: string): Address | undefined {
@@ -215,7 +236,11 @@ export function parseAddress(address: string): Address | undefined {
     if (at <= 0) return undefined;
     const port = Number(rest.slice(at + 1));
     if (!Number.isInteger(port) || port <= 0 || port > 65535) return undefined;
-    return { kind: "tcp", host: rest.slice(0, at), port };
+    const host = rest.slice(0, at);
+    // The endpoint file sits in the folder, so a repository can ship one: only a loopback
+    // port (the only kind the server binds) is believed (fresh_ls/statedir.py does the same).
+    if (!LOOPBACK_HOSTS.includes(host)) return undefined;
+    return { kind: "tcp", host, port };
   }
   return undefined;
 }

@@ -14,6 +14,7 @@ import {
   viewTooltip,
   type IconSpec,
 } from "./labels";
+import { RESTRICTED_NOTE } from "./config";
 import type { LineRange, SessionSummary, StaleUnit, StaleView, Status, StatusResult } from "./protocol";
 import { STATUS_ORDER, isStale } from "./protocol";
 
@@ -29,6 +30,8 @@ export interface FolderState {
   state: ServerState;
   /** Why the server is not running, with the fix. */
   error?: string;
+  /** The folder is in Restricted Mode (not trusted): the panel says what that turns off. */
+  restricted?: boolean;
   status?: StatusResult;
   /** Views per session, from `fresh/stale`. */
   views: Map<string, StaleView[]>;
@@ -258,6 +261,11 @@ export class PanelModel {
   }
 
   private folderChildren(f: FolderState): Node[] {
+    const rows = this.stateChildren(f);
+    return f.restricted ? [restrictedRow(f.key), ...rows] : rows;
+  }
+
+  private stateChildren(f: FolderState): Node[] {
     if (f.state === "failed") {
       return [
         {
@@ -405,6 +413,17 @@ function viewRowId(node: { folder: string; session: string; viewId: string }): s
 
 function unitRowId(node: { folder: string; session: string; viewId: string; unitId: string }): string {
   return `unit:${node.folder}:${node.session}:${node.viewId}:${node.unitId}`;
+}
+
+/** The first row of a folder in Restricted Mode: what is off, and why (the tooltip). */
+export function restrictedRow(folder: string): Node {
+  return {
+    type: "message",
+    folder,
+    text: "Restricted Mode: bundled sidecar only, this folder's fresh-ls settings ignored",
+    tooltip: RESTRICTED_NOTE,
+    icon: { id: "shield", color: "problemsWarningIcon.foreground" },
+  };
 }
 
 export function openViewAction(target: ViewTarget): ClickAction {

@@ -1,12 +1,12 @@
-// GENERATED from fresh_ls/protocol.schema.json by `python -m fresh_ls.protocol_ts`:
-// do not edit. The Python classes in fresh_ls/protocol.py are the source; change
-// them, then run `python -m fresh_ls.protocol --schema > fresh_ls/protocol.schema.json`
-// and `python -m fresh_ls.protocol_ts`. tests/test_ext_contract.py fails while
+// GENERATED from fresh_ls/protocol.schema.json by `python -P -m fresh_ls.protocol_ts`:
+// do not edit. The Python classes in fresh_ls/protocol.py are the source; change them,
+// then run `python -P -m fresh_ls.protocol --schema > fresh_ls/protocol.schema.json`
+// and `python -P -m fresh_ls.protocol_ts`. tests/test_ext_contract.py fails while
 // either file is stale.
 //
 // No imports: node's test runner loads this module directly.
 
-export const PROTOCOL_VERSION = "1.2";
+export const PROTOCOL_VERSION = "1.3";
 
 /** Requests and notifications a client sends to the server. */
 export const ClientMethods = {
@@ -222,9 +222,16 @@ export interface ObserveParams {
   viewId?: string;
   firstLine?: number;
   lastLine?: number;
+  ranges?: ObserveRange[];
   text?: string;
   kind?: ViewKind;
   result?: string;
+}
+
+/** One range of a sparse view (v1.3 ``ranges``): 1-based, inclusive. */
+export interface ObserveRange {
+  firstLine: number;
+  lastLine: number;
 }
 
 export interface ObserveResult {
@@ -235,6 +242,7 @@ export interface ObserveResult {
   kind?: ViewKind; // addition to the contract
   status: Status;
   units: ObservedUnit[];
+  ranges?: LineRange[];
 }
 
 export interface ObservedRange {
@@ -327,6 +335,7 @@ export interface StaleView {
   observed: ObservedRange;
   units: StaleUnit[];
   observedAt?: number; // addition to the contract
+  ranges?: LineRange[];
 }
 
 export interface StatusParams {}
@@ -354,6 +363,7 @@ export interface ViewTextResult {
   lastLine: number;
   text: string;
   sha256: string;
+  ranges?: LineRange[];
 }
 
 /** Each client method with its params and result (`void` for notifications). */

@@ -35,7 +35,7 @@ import {
   type Interpreter,
   type LaunchProblem,
 } from "./launch";
-import { ENDPOINT_FILE, STATE_DIR } from "./config";
+import { ENDPOINT_FILE, RESTRICTED_NOTE, STATE_DIR } from "./config";
 import type { ServerState } from "./model";
 import {
   ServerMethods,
@@ -47,7 +47,7 @@ import {
 } from "./protocol";
 import { logLine } from "./labels";
 import { crashLoop, gaveUpMessage, mayStartOwn, recoveryDelay } from "./recovery";
-import { settings } from "./settings";
+import { isTrusted, settings } from "./settings";
 
 const CHECK_TIMEOUT_MS = 30_000;
 
@@ -261,15 +261,21 @@ export class FolderServer {
   private async findInterpreter(
     setting: string,
   ): Promise<{ ok: true; interpreter: Interpreter; version: string } | { ok: false; problem: LaunchProblem }> {
-    const venvs = (await Promise.all(venvPythons(this.root).map(async (p) => ((await exists(p)) ? p : undefined)))).filter(
-      (p): p is string => !!p,
-    );
+    // Restricted Mode: nothing the folder could have put there or chosen is even looked at.
+    const restricted = !isTrusted();
+    if (restricted) this.log(RESTRICTED_NOTE);
+    const venvs = restricted
+      ? []
+      : (await Promise.all(venvPythons(this.root).map(async (p) => ((await exists(p)) ? p : undefined)))).filter(
+          (p): p is string => !!p,
+        );
     const candidates = interpreterCandidates(
       {
         setting: setting || undefined,
         venvs,
-        fromPythonExtension: setting ? undefined : await pythonFromExtension(this.folder.uri),
+        fromPythonExtension: setting || restricted ? undefined : await pythonFromExtension(this.folder.uri),
         bundle: this.bundle,
+        restricted,
       },
       { workspaceFolder: this.root, home: os.homedir() },
     );

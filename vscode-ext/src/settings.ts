@@ -1,11 +1,22 @@
 // VS Code's side of `config.ts`: the one place that calls `getConfiguration`.
 
 import * as vscode from "vscode";
-import { readSettings, SECTION, type Settings } from "./config";
+import { readSettingsIn, SECTION, type Settings } from "./config";
 
+/** The folder's settings; in Restricted Mode without the folder's values of the settings
+ * that pick a program or an upstream (`RESTRICTED_KEYS`). */
 export function settings(scope?: vscode.ConfigurationScope): Settings {
   const config = vscode.workspace.getConfiguration(SECTION, scope);
-  return readSettings((key) => config.get(key));
+  return readSettingsIn(
+    isTrusted(),
+    (key) => config.get(key),
+    (key) => config.inspect(key)?.globalValue,
+  );
+}
+
+/** Whether the workspace is trusted (always, where Workspace Trust is off). */
+export function isTrusted(): boolean {
+  return vscode.workspace.isTrusted;
 }
 
 /** Clears `freshLs.python` at every level it is set (user, workspace, each folder), so no

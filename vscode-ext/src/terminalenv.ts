@@ -6,6 +6,8 @@
 // OpenAI's) and points `ANTHROPIC_BASE_URL` / `OPENAI_BASE_URL` of new terminals at them, so
 // an agent started there (claude, pi, aider, codex with a base URL) shows up as a session.
 
+import { freshLsArgs } from "./launch";
+
 /** The variables set for new terminals, and the shape each one routes. */
 export const PROXY_VARIABLES = {
   anthropic: "ANTHROPIC_BASE_URL",
@@ -21,11 +23,11 @@ export interface ProxyUrls {
   pid?: number;
 }
 
-/** `python -m fresh_ls proxies …` for a root: stops with its stdin (the extension holds the
+/** `python -P -m fresh_ls proxies …` for a root: stops with its stdin (the extension holds the
  * pipe, so a crashed extension host leaves no stray proxy). Empty upstream settings leave
  * the choice to the proxy (the variable in its environment, else the public API). */
 export function proxiesArgs(root: string, upstreams: { anthropic?: string; openai?: string } = {}): string[] {
-  const args = ["-m", "fresh_ls", "proxies", "--root", root, "--exit-with-stdin"];
+  const args = freshLsArgs("proxies", "--root", root, "--exit-with-stdin");
   if (upstreams.anthropic?.trim()) args.push("--anthropic-upstream", upstreams.anthropic.trim());
   if (upstreams.openai?.trim()) args.push("--openai-upstream", upstreams.openai.trim());
   return args;
@@ -41,7 +43,8 @@ export function parseProxiesLine(line: string): ProxyUrls | undefined {
   }
   if (!data || typeof data !== "object") return undefined;
   const d = data as Record<string, unknown>;
-  const url = (v: unknown): v is string => typeof v === "string" && /^http:\/\/127\.0\.0\.1:\d+$/.test(v);
+  // A proxy's base URL carries its per-run secret as its path (only its agent may use it).
+  const url = (v: unknown): v is string => typeof v === "string" && /^http:\/\/127\.0\.0\.1:\d+\/fresh-[A-Za-z0-9_-]+$/.test(v);
   if (!url(d.anthropic) || !url(d.openai)) return undefined;
   return {
     anthropic: d.anthropic,

@@ -69,10 +69,10 @@ describe("interpreter", () => {
 
 describe("launch", () => {
   it("serves the editor on stdio and harnesses on the endpoint", () => {
-    assert.deepEqual(serverArgs("/ws"), ["-m", "fresh_ls", "serve", "--root", "/ws", "--stdio", "--listen"]);
+    assert.deepEqual(serverArgs("/ws"), ["-P", "-m", "fresh_ls", "serve", "--root", "/ws", "--stdio", "--listen"]);
     assert.deepEqual(serverArgs("/ws", ["--log-level", "INFO"]).slice(-2), ["--log-level", "INFO"]);
-    assert.equal(CHECK_ARGS[0], "-c");
-    assert.match(CHECK_ARGS[1], /import fresh_ls/);
+    assert.deepEqual(CHECK_ARGS.slice(0, 2), ["-P", "-c"]);
+    assert.match(CHECK_ARGS[2], /import fresh_ls/);
   });
 
   it("accepts the bundle only in the CPython it was built for", () => {
@@ -132,6 +132,9 @@ describe("endpoint", () => {
     assert.equal(parseAddress("tcp:127.0.0.1:0"), undefined);
     assert.equal(parseAddress("tcp:nope"), undefined);
     assert.equal(parseAddress("unix:"), undefined);
+    // a repository can ship .fresh-ls/endpoint.json: a remote host is never believed
+    assert.equal(parseAddress("tcp:192.0.2.7:443"), undefined);
+    assert.equal(parseAddress("tcp:evil.example:8123"), undefined);
   });
 
   it("copies what a harness needs", () => {

@@ -5,7 +5,7 @@ import { parseProxiesLine, proxiesArgs, proxyTooltipLine, terminalVariables } fr
 
 describe("terminal proxy", () => {
   it("runs fresh_ls proxies on the root, stopping with its stdin", () => {
-    assert.deepEqual(proxiesArgs("/w"), ["-m", "fresh_ls", "proxies", "--root", "/w", "--exit-with-stdin"]);
+    assert.deepEqual(proxiesArgs("/w"), ["-P", "-m", "fresh_ls", "proxies", "--root", "/w", "--exit-with-stdin"]);
     assert.deepEqual(proxiesArgs("/w", { anthropic: " http://127.0.0.1:9 ", openai: "" }).slice(-2), [
       "--anthropic-upstream",
       "http://127.0.0.1:9",
@@ -13,10 +13,10 @@ describe("terminal proxy", () => {
   });
 
   it("reads the first line, and only a loopback one", () => {
-    const line = JSON.stringify({ anthropic: "http://127.0.0.1:5001", openai: "http://127.0.0.1:5002", pid: 3, anthropicUpstream: "u" });
+    const line = JSON.stringify({ anthropic: "http://127.0.0.1:5001/fresh-s3cr_t-1", openai: "http://127.0.0.1:5002/fresh-s3cr_t-2", pid: 3, anthropicUpstream: "u" });
     assert.deepEqual(parseProxiesLine(line), {
-      anthropic: "http://127.0.0.1:5001",
-      openai: "http://127.0.0.1:5002",
+      anthropic: "http://127.0.0.1:5001/fresh-s3cr_t-1",
+      openai: "http://127.0.0.1:5002/fresh-s3cr_t-2",
       anthropicUpstream: "u",
       openaiUpstream: undefined,
       pid: 3,
@@ -24,6 +24,9 @@ describe("terminal proxy", () => {
     assert.equal(parseProxiesLine("fresh-ls proxy: starting"), undefined);
     assert.equal(parseProxiesLine(JSON.stringify({ anthropic: "http://example.test:1", openai: "http://127.0.0.1:2" })), undefined);
     assert.equal(parseProxiesLine("null"), undefined);
+    // A base URL without the proxy's secret is not one this extension hands to terminals.
+    assert.equal(parseProxiesLine(JSON.stringify({ anthropic: "http://127.0.0.1:1", openai: "http://127.0.0.1:2/fresh-x" })), undefined);
+    assert.equal(parseProxiesLine(JSON.stringify({ anthropic: "http://127.0.0.1:1/fresh-x/../y", openai: "http://127.0.0.1:2/fresh-x" })), undefined);
   });
 
   it("points both base URLs at the proxies", () => {
