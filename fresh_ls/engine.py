@@ -763,6 +763,7 @@ def _verdict(
         units=units,
         text=text,
         view_id=view_id,
+        retryable=reason in (proto.CheckEditReason.CHANGED, proto.CheckEditReason.UNSEEN),
     )
 
 

@@ -539,6 +539,10 @@ class CheckEditResult:
     text: str
     #: the view ``text`` was recorded as (an addition; on ``changed`` and ``unseen`` only)
     view_id: str | None = attrs.field(default=None, metadata=OMITTED)
+    #: whether the same call can succeed now (an addition): true on ``changed`` and
+    #: ``unseen``, whose ``text`` the session now knows; false when oldText must change
+    #: (``missing``, ``ambiguous``) or nothing was denied
+    retryable: bool = attrs.field(default=False, metadata=ADDED)
 
 
 @attrs.frozen(kw_only=True)

@@ -6,13 +6,14 @@ new grammar cannot silently take a different path through the extractor.
 
 Parsers and compiled queries are cached because building them costs milliseconds (query
 compilation walks the grammar's state tables), and the extractor runs on every change.
-A cached ``Parser`` is stateful and not thread-safe: use it from one thread at a time.
+A ``Parser`` is stateful and not thread-safe: each thread gets its own.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import threading
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:  # the grammars load on the first parse, not when the server starts
@@ -64,13 +65,21 @@ def language_for_path(path: str) -> str | None:
     return EXTENSIONS.get(os.path.splitext(path)[1].lower())
 
 
-@functools.cache
+_per_thread = threading.local()
+
+
 def get_parser(language: str) -> tree_sitter.Parser:
+    """This thread's parser of ``language`` (big files are parsed off the event loop, in
+    worker threads: each thread has its own parsers)."""
     if language not in SUPPORTED_LANGUAGES:
         raise ValueError(f"unsupported language: {language!r}")
-    from tree_sitter_language_pack import get_parser as _pack_parser
+    parsers: dict[str, tree_sitter.Parser] = _per_thread.__dict__.setdefault("parsers", {})
+    parser = parsers.get(language)
+    if parser is None:
+        from tree_sitter_language_pack import get_parser as _pack_parser
 
-    return _pack_parser(language)  # type: ignore[arg-type]
+        parser = parsers[language] = _pack_parser(language)  # type: ignore[arg-type]
+    return parser
 
 
 @functools.cache

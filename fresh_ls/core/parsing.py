@@ -5,10 +5,20 @@ requests ask about files that did not change, so definitions are cached by SHA-2
 bytes. When a file does change, the previous tree of the same path is edited with the one
 span that differs (common prefix and suffix) and tree-sitter reparses only around it; the
 same path serves editor edits and disk writes alike.
+
+A parse has a time budget (``PARSE_BUDGET_S``): tree-sitter-python takes time quadratic in
+the length of a run of comment lines after an indented block (its external scanner looks
+past every following comment line at each one; see docs/security.md), so one crafted file
+of 120 KB took 12 s. A parse over the budget is cancelled and the content is served
+without definitions (one ``file`` unit). The index is safe to use from several threads,
+so big files can be parsed off the event loop (``SourceTable.prepare``): each thread has
+its own parsers, and the caches are only touched under a lock, never during a parse.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,6 +33,39 @@ from fresh_ls.core.symbols import (
     build_definitions,
     collect_raw,
 )
+
+#: The longest one parse may take (seconds); content whose parse takes longer is served
+#: as one ``file`` unit. A normal 100,000-line file parses in well under a second.
+PARSE_BUDGET_S = 2.0
+#: How much of the source the parser is handed at a time (a parse by callback is the one
+#: tree-sitter can cancel, and it lets other threads run between chunks).
+_PARSE_CHUNK = 1 << 18
+
+
+def parse_within(
+    parser: tree_sitter.Parser,
+    data: bytes,
+    old_tree: tree_sitter.Tree | None,
+    budget_s: float,
+) -> tree_sitter.Tree | None:
+    """``data`` parsed (incrementally from ``old_tree`` when given), or None when the
+    parse took longer than ``budget_s`` and was cancelled."""
+    deadline = time.monotonic() + budget_s
+
+    def read(offset: int, _point: object) -> bytes:
+        return data[offset : offset + _PARSE_CHUNK]
+
+    def over_budget(_offset: int, _has_error: bool) -> bool:
+        return time.monotonic() > deadline
+
+    try:
+        if old_tree is None:
+            return parser.parse(read, progress_callback=over_budget)
+        return parser.parse(read, old_tree, progress_callback=over_budget)
+    except ValueError:  # "Parsing failed": cancelled
+        # A cancelled parser resumes the cancelled parse on its next call unless reset.
+        parser.reset()
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +140,7 @@ def single_edit(old: bytes, new: bytes) -> ByteEdit | None:
 class DefinitionIndex:
     """Definitions of file contents, by content hash, with incremental reparse per path."""
 
-    def __init__(self, max_entries: int = 512) -> None:
+    def __init__(self, max_entries: int = 512, budget_s: float = PARSE_BUDGET_S) -> None:
         self._by_sha: OrderedDict[tuple[str, str], list[Definition] | None] = OrderedDict()
         #: Trees of recent contents (fewer than definitions: a tree weighs far more).
         self._trees: OrderedDict[tuple[str, str], tree_sitter.Tree] = OrderedDict()
@@ -107,47 +150,83 @@ class DefinitionIndex:
         self.restricted_extractions = 0
         self._last: dict[str, _LastTree] = {}
         self._max = max_entries
+        self.budget_s = budget_s
         self.full_parses = 0
         self.incremental_parses = 0
+        #: Parses cancelled for taking longer than the budget.
+        self.over_budget = 0
+        self._lock = threading.Lock()
+
+    def has(self, path: str, sha256: str) -> bool:
+        """Whether the definitions of this content are known (no parse needed)."""
+        language = language_for_path(path)
+        with self._lock:
+            return language is None or (language, sha256) in self._by_sha
 
     def definitions(self, path: str, data: bytes, sha256: str) -> list[Definition] | None:
-        """Definitions of ``data`` as the file ``path``; None when its language is unsupported
-        or the text cannot be parsed into anything usable (whole-file units then)."""
+        """Definitions of ``data`` as the file ``path``; None when its language is unsupported,
+        the text cannot be parsed into anything usable, or its parse exceeded the budget
+        (whole-file units then)."""
         language = language_for_path(path)
         if language is None:
             return None
         key = (language, sha256)
-        if key in self._by_sha:
-            self._by_sha.move_to_end(key)
-            tree_seen = self._trees.get(key)
-            if tree_seen is not None:
-                # The next edit of this path starts from this content (an undo, a revert),
-                # not from whatever was parsed last, or the reparse spans both edits.
-                self._last[path] = _LastTree(language, data, tree_seen, sha256)
-            return self._by_sha[key]
-        tree, reparse = self._parse(path, language, data, sha256)
-        self._trees[key] = tree
-        if len(self._trees) > self._max_trees:
-            self._trees.popitem(last=False)
+        with self._lock:
+            if key in self._by_sha:
+                self._by_sha.move_to_end(key)
+                tree_seen = self._trees.get(key)
+                if tree_seen is not None:
+                    # The next edit of this path starts from this content (an undo, a
+                    # revert), not from whatever was parsed last, or the reparse spans both.
+                    self._last[path] = _LastTree(language, data, tree_seen, sha256)
+                return self._by_sha[key]
+            last = self._last.get(path)
+        parsed = self._parse(language, data, last)
+        if parsed is None:
+            with self._lock:
+                self.over_budget += 1
+                self._remember(key, None)
+            return None
+        tree, reparse = parsed
+        with self._lock:
+            base_raw = self._raw.get(reparse.key) if reparse is not None else None
         raw = None
-        if reparse is not None and reparse.key in self._raw:
-            raw = self._raw_after_edit(language, tree, data, reparse)
+        if reparse is not None and base_raw is not None:
+            raw = self._raw_after_edit(language, tree, data, reparse, base_raw)
         if raw is None:
             raw = collect_raw(language, tree, data)
-        self._raw[key] = raw
-        if len(self._raw) > self._max_trees:
-            self._raw.popitem(last=False)
         root = tree.root_node
         defs: list[Definition] | None = build_definitions(raw)
         if root.type == "ERROR" or (root.has_error and not defs):
             defs = None
+        with self._lock:
+            if reparse is None:
+                self.full_parses += 1
+            else:
+                self.incremental_parses += 1
+                self.restricted_extractions += base_raw is not None
+            self._last[path] = _LastTree(language, data, tree, sha256)
+            self._trees[key] = tree
+            if len(self._trees) > self._max_trees:
+                self._trees.popitem(last=False)
+            self._raw[key] = raw
+            if len(self._raw) > self._max_trees:
+                self._raw.popitem(last=False)
+            self._remember(key, defs)
+        return defs
+
+    def _remember(self, key: tuple[str, str], defs: list[Definition] | None) -> None:
         self._by_sha[key] = defs
         if len(self._by_sha) > self._max:
             self._by_sha.popitem(last=False)
-        return defs
 
     def _raw_after_edit(
-        self, language: str, tree: tree_sitter.Tree, data: bytes, reparse: _Reparse
+        self,
+        language: str,
+        tree: tree_sitter.Tree,
+        data: bytes,
+        reparse: _Reparse,
+        base_raw: list[RawDefinition],
     ) -> list[RawDefinition]:
         """The definitions after an edit without querying the whole file again: the region
         tree-sitter says changed, widened to whole top-level nodes, is queried; definitions
@@ -162,7 +241,7 @@ class DefinitionIndex:
         delta = edit.new_end_byte - edit.old_end_byte
         line_delta = edit.new_end_point[0] - edit.old_end_point[0]
         before, after = [], []
-        for r in self._raw[reparse.key]:
+        for r in base_raw:
             if r.end <= lo:
                 before.append(r)
             elif r.start >= hi - delta:
@@ -174,35 +253,29 @@ class DefinitionIndex:
                         last_line=r.last_line + line_delta,
                     )
                 )
-        self.restricted_extractions += 1
         return before + collect_raw(language, tree, data, (lo, hi)) + after
 
     def _parse(
-        self, path: str, language: str, data: bytes, sha256: str
-    ) -> tuple[tree_sitter.Tree, _Reparse | None]:
+        self, language: str, data: bytes, last: _LastTree | None
+    ) -> tuple[tree_sitter.Tree, _Reparse | None] | None:
+        """The tree of ``data`` (from ``last``, the path's previous tree, when there is
+        one) and how it came from it; None when the parse exceeded the budget."""
         parser = get_parser(language)
-        last = self._last.get(path)
-        tree: tree_sitter.Tree
-        reparse = None
-        if last is not None and last.language == language:
-            edit = single_edit(last.data, data)
-            if edit is None:
-                return last.tree, None
-            # Edit a copy: trees in ``_trees`` must keep describing their own content.
-            base = last.tree.copy()
-            base.edit(
-                start_byte=edit.start_byte,
-                old_end_byte=edit.old_end_byte,
-                new_end_byte=edit.new_end_byte,
-                start_point=edit.start_point,
-                old_end_point=edit.old_end_point,
-                new_end_point=edit.new_end_point,
-            )
-            tree = parser.parse(data, base)
-            reparse = _Reparse((language, last.sha256), edit, base)
-            self.incremental_parses += 1
-        else:
-            tree = parser.parse(data)
-            self.full_parses += 1
-        self._last[path] = _LastTree(language, data, tree, sha256)
-        return tree, reparse
+        if last is None or last.language != language:
+            tree = parse_within(parser, data, None, self.budget_s)
+            return None if tree is None else (tree, None)
+        edit = single_edit(last.data, data)
+        if edit is None:
+            return last.tree, None
+        # Edit a copy: trees in ``_trees`` must keep describing their own content.
+        base = last.tree.copy()
+        base.edit(
+            start_byte=edit.start_byte,
+            old_end_byte=edit.old_end_byte,
+            new_end_byte=edit.new_end_byte,
+            start_point=edit.start_point,
+            old_end_point=edit.old_end_point,
+            new_end_point=edit.new_end_point,
+        )
+        tree = parse_within(parser, data, base, self.budget_s)
+        return None if tree is None else (tree, _Reparse((language, last.sha256), edit, base))

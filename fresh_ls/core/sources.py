@@ -8,10 +8,12 @@ mtime is too close to the moment it was read is re-hashed instead of trusted.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import stat as stat_mod
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -242,6 +244,48 @@ class SourceTable:
             source = Source(rel_path, text, sha, len(data), defs, split_lines(text))
         self._cache[rel_path] = _Cached(key, read_at, source)
         return source
+
+    async def prepare(self, rel_paths: Iterable[str]) -> None:
+        """Parse, in a worker thread, what the next ``get`` of these files would parse on
+        the caller's (the event loop's) thread: a big or pathological file then costs
+        the request that names it a wait, and every other client nothing.
+
+        Only the disk and the definition index (thread-safe) are touched there; the
+        table itself stays the event loop's. A file whose stat matches the cached one is
+        skipped without a read; errors are left for ``get`` to report."""
+        known = {}
+        for rel in rel_paths:
+            cached = self._cache.get(rel)
+            known[rel] = cached.stat_key if cached is not None else None
+        if known:
+            await asyncio.to_thread(self._prepare, known)
+
+    def _prepare(self, known: dict[str, tuple[int, int, int, int] | None]) -> None:
+        for rel, stat_key in known.items():
+            try:
+                fd = open_in_root(self.root, rel)
+            except SourceError:
+                continue
+            try:
+                st = os.fstat(fd)
+                key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+                if key == stat_key or not stat_mod.S_ISREG(st.st_mode):
+                    continue
+                if st.st_size > MAX_FILE_BYTES:
+                    continue
+                data = _read_at_most(fd, MAX_FILE_BYTES + 1)
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+            sha = sha256_bytes(data)
+            if self.index.has(rel, sha):
+                continue
+            try:
+                decode_source(rel, data)
+            except SourceError:
+                continue
+            self.index.definitions(rel, data, sha)
 
     def peek(self, rel_path: str) -> Source | None:
         """The last version read, without touching the disk (for change attribution)."""

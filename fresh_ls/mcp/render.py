@@ -18,14 +18,37 @@ def numbered(text: str, first: int) -> str:
     )
 
 
-def read_text(rel: str, first: int, last: int, total: int, text: str, view_id: str) -> str:
+def read_text(rel: str, first: int, last: int, total: int, text: str, view_id: str | None) -> str:
+    """A read as the model sees it; ``view_id`` None: a file too large for fresh-ls to
+    track, shown but not registered (an edit of it is refused)."""
+    tag = f"[view {view_id}]" if view_id else "[not tracked: too large for fresh-ls]"
     if total == 0:
-        return f"{rel} is empty (no lines). [view {view_id}]\n"
+        return f"{rel} is empty (no lines). {tag}\n"
     more = ""
     if last < total:
         more = f"\n(lines {last + 1}-{total} not shown: read with first_line={last + 1})\n"
-    head = f"{rel} lines {first}-{last} of {total} lines [view {view_id}]\n"
+    head = f"{rel} lines {first}-{last} of {total} lines {tag}\n"
     return head + numbered(text, first) + more
+
+
+def busy_text(action: str, rel: str, holder: dict[str, Any]) -> str:
+    """Another writer held the file's lock for the whole wait: nothing was written."""
+    who = holder.get("session")
+    by = f" (session {who}, pid {holder.get('pid')})" if who else ""
+    return (
+        f"DENIED: the {action} of {rel} was not applied; the file is unchanged by it.\n"
+        f"Another writer{by} is writing this file right now. Call {action} again in a "
+        "moment; if the other writer changed the code you change, that call shows you how.\n"
+    )
+
+
+def refused_text(action: str, rel: str, why: str) -> str:
+    """A write the tools never make, whatever the guard would say: no retry helps."""
+    return (
+        f"DENIED: the {action} of {rel} was not applied; the file is unchanged by it.\n"
+        f"{why}. Retrying will be denied again; if this change is really needed, ask the "
+        "user to make it.\n"
+    )
 
 
 def _who(changed_by: str | None) -> str:

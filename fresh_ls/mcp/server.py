@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -29,8 +30,17 @@ from fresh_ls import statedir
 from fresh_ls.client import AsyncClient, ConnectionClosedError, FreshClientError
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
 from fresh_ls.core.text import split_lines
-from fresh_ls.mcp import render
-from fresh_ls.mcp.files import read_bytes, replace_if_unchanged, write_lock
+from fresh_ls.mcp import endings, render
+from fresh_ls.mcp.files import (
+    Busy,
+    FileRefused,
+    TooLarge,
+    read_bytes,
+    read_line_range,
+    replace_if_unchanged,
+    write_lock,
+)
+from fresh_ls.mcp.protect import state_refusal, write_refusal
 
 #: The most lines one ``read`` shows (the rest is named, with how to read it).
 MAX_READ_LINES = 2000
@@ -121,12 +131,36 @@ class Backend:
             self._client = None
 
 
-def _denied(text: str) -> CallToolResult:
+async def _connected(_: AsyncClient) -> None:
+    """Nothing: calling it makes (or re-makes) the connection to the fresh-ls server."""
+
+
+async def _check_text(client: AsyncClient, session: str, rel: str, old: str) -> Any:
+    return await client.check_edit(session, rel, old_text=old)
+
+
+#: The ``_meta`` key of a deny's verdict, for programs (the text is the model's).
+META_KEY = "fresh-ls"
+
+
+def _denied(text: str, reason: str, retryable: bool) -> CallToolResult:
     """A deny is the tool's answer, not a protocol error: flagged as an error result so
-    the model and the client's log see that nothing was written. Text only: Claude Code
-    shows a result's structured content instead of its text when it has one, and the
-    model reads the text better than a JSON string of it."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    the model and the client's log see that nothing was written. Its text is the model's:
+    Claude Code shows a result's structured content instead of its text when it has one,
+    and the model reads the text better than a JSON string of it. A program reads the
+    verdict from ``_meta`` instead: ``reason`` (``fresh/checkEdit``'s, or ``protected``:
+    tool state, never written) and ``retryable`` (whether the same call can succeed
+    now, or later for ``busy``)."""
+    verdict = {"verdict": "deny", "reason": reason, "retryable": retryable}
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], is_error=True, _meta={META_KEY: verdict}
+    )
+
+
+def _check_denied(action: str, rel: str, check: dict[str, Any]) -> CallToolResult:
+    return _denied(
+        render.deny_text(action, rel, check), check["reason"], bool(check.get("retryable"))
+    )
 
 
 def _ok(text: str) -> CallToolResult:
@@ -163,6 +197,17 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
         except PathOutsideRoot as exc:
             raise ToolError(f"{exc}; only files under {root} can be used") from None
 
+    def load(rel: str, real: Path) -> bytes | None:
+        """The file's bytes for an edit or a write (None: it does not exist)."""
+        try:
+            return read_bytes(real)
+        except FileRefused as exc:
+            raise ToolError(f"{rel} {exc}") from None
+
+    def refused(action: str, rel: str, real: Path) -> CallToolResult | None:
+        why = write_refusal(rel, real, state)
+        return _denied(render.refused_text(action, rel, why), "protected", False) if why else None
+
     def decode(rel: str, data: bytes) -> str:
         try:
             return data.decode("utf-8")
@@ -184,7 +229,15 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
 
     async def read(path: str, first_line: int | None = None, last_line: int | None = None) -> str:
         rel, real = resolve(path)
-        data = read_bytes(real)
+        why = state_refusal(rel, real, state)
+        if why is not None:
+            raise ToolError(why)
+        try:
+            data = await asyncio.to_thread(read_bytes, real)
+        except TooLarge:
+            return await read_large(rel, real, first_line, last_line)
+        except FileRefused as exc:
+            raise ToolError(f"{rel} {exc}") from None
         if data is None:
             raise ToolError(f"{rel} does not exist (use write to create it)")
         lines = split_lines(decode(rel, data))
@@ -207,29 +260,64 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
         )
         return render.read_text(rel, first, last, n, shown, view_id)
 
+    async def read_large(
+        rel: str, real: Path, first_line: int | None, last_line: int | None
+    ) -> str:
+        """A range of a file too large for fresh-ls to track: read in chunks off the event
+        loop, shown, not registered."""
+        first = first_line or 1
+        last = min(last_line or first + MAX_READ_LINES - 1, first + MAX_READ_LINES - 1)
+        if last < first:
+            raise ToolError(f"last_line {last_line} is before first_line {first}")
+        try:
+            got = await asyncio.to_thread(read_line_range, real, first, last)
+        except FileRefused as exc:
+            raise ToolError(f"{rel} {exc}") from None
+        if got is None:
+            raise ToolError(f"{rel} does not exist (use write to create it)")
+        lines, n = got
+        if first > n:
+            raise ToolError(f"first_line {first} is past the end of {rel} ({n} lines)")
+        shown = decode(rel, b"".join(lines))
+        return render.read_text(rel, first, first + len(lines) - 1, n, shown, None)
+
     async def edit(path: str, old_text: str, new_text: str) -> CallToolResult:
         rel, real = resolve(path)
+        if (deny := refused("edit", rel, real)) is not None:
+            return deny
         if not old_text:
             raise ToolError("old_text is empty: to create or overwrite a whole file use write")
         if old_text == new_text:
             raise ToolError("old_text and new_text are the same: nothing to change")
-        async with write_lock(state):
+        await call(_connected)  # a server start is never inside a file's lock
+        try:
+            return await locked_edit(rel, real, old_text, new_text)
+        except Busy as busy:
+            return _denied(render.busy_text("edit", busy.rel, busy.holder), "busy", True)
+
+    async def locked_edit(rel: str, real: Path, old_text: str, new_text: str) -> CallToolResult:
+        async with write_lock(state, rel, session):
             for _ in range(WRITE_ATTEMPTS):
-                before = read_bytes(real)
+                before = load(rel, real)
                 if before is None:
                     raise ToolError(f"{rel} does not exist (use write to create it)")
                 text = decode(rel, before)
-                check = await call(lambda c: c.check_edit(session, rel, old_text=old_text))
+                # The text as the file holds it (by lines, whatever the line ending).
+                asked = endings.locate(text, old_text) or old_text
+                check = await call(
+                    functools.partial(_check_text, session=session, rel=rel, old=asked)
+                )
                 if check["verdict"] == "deny":
-                    return _denied(render.deny_text("edit", rel, check))
-                if text.count(old_text) != 1:
+                    return _check_denied("edit", rel, check)
+                if text.count(asked) != 1:
                     continue  # the disk moved between this read and the check's
-                at = text.index(old_text)
-                new = text[:at] + new_text + text[at + len(old_text) :]
+                at = text.index(asked)
+                piece = endings.replacement(text, asked, new_text)
+                new = text[:at] + piece + text[at + len(asked) :]
                 if not replace_if_unchanged(real, new.encode("utf-8"), before):
                     continue  # changed between the check and the write: check again
                 await report_write(rel)
-                return await edited(rel, new, at, len(new_text))
+                return await edited(rel, new, at, len(piece))
         raise ToolError(f"{rel} kept changing while the edit was checked; read it again")
 
     async def edited(rel: str, new: str, at: int, size: int) -> CallToolResult:
@@ -241,7 +329,11 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
         if snippet:
             await call(
                 lambda c: c.observe(
-                    session, rel, first_line=first, last_line=last, text=snippet,
+                    session,
+                    rel,
+                    first_line=first,
+                    last_line=last,
+                    text=snippet,
                     kind="editResult",
                 )
             )
@@ -249,12 +341,21 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
 
     async def write(path: str, content: str) -> CallToolResult:
         rel, real = resolve(path)
-        async with write_lock(state):
+        if (deny := refused("write", rel, real)) is not None:
+            return deny
+        await call(_connected)
+        try:
+            return await locked_write(rel, real, content)
+        except Busy as busy:
+            return _denied(render.busy_text("write", busy.rel, busy.holder), "busy", True)
+
+    async def locked_write(rel: str, real: Path, content: str) -> CallToolResult:
+        async with write_lock(state, rel, session):
             for _ in range(WRITE_ATTEMPTS):
-                before = read_bytes(real)
+                before = load(rel, real)
                 check = await call(lambda c: c.check_edit(session, rel, whole_file=True))
                 if check["verdict"] == "deny":
-                    return _denied(render.deny_text("write", rel, check))
+                    return _check_denied("write", rel, check)
                 data = content.encode("utf-8")
                 if not replace_if_unchanged(real, data, before):
                     continue

@@ -257,7 +257,9 @@ async def serve(
     try:
         if watch:
             engine.watching = True
-            watcher = asyncio.create_task(watch_root(root, state_dir, engine.sync, app.stop))
+            watcher = asyncio.create_task(
+                watch_root(root, state_dir, engine.sync, app.stop, prepare=engine.sources.prepare)
+            )
             for folder in also:  # their files are named by absolute path
                 also_watchers.append(
                     asyncio.create_task(

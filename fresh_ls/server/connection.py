@@ -134,8 +134,10 @@ class FreshProtocol(AdaptedProtocol):
         # fresh-ls's own results are plain JSON (or already encoded): dump them once,
         # without pygls's cattrs walk over every value first.
         try:
-            text = result if isinstance(result, Encoded) else json.dumps(
-                result, default=self.json_default
+            text = (
+                result
+                if isinstance(result, Encoded)
+                else json.dumps(result, default=self.json_default)
             )
         except (TypeError, ValueError):
             log.exception("a result that cannot be encoded")
@@ -253,6 +255,7 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
                 raise _refuse(conn)
             if isinstance(params, FreshError):
                 raise params
+            await _prepare(conn.engine, params)
             result = fn(params)
             if asyncio.iscoroutine(result):
                 result = await result
@@ -266,6 +269,23 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
             raise JsonRpcException(code=-32603, message=INTERNAL_MESSAGE) from None
 
     return handler
+
+
+async def _prepare(engine: Engine, params: Any) -> None:
+    """Parse off the event loop what this request will read: the file it names, or the
+    files of every view (``SourceTable.prepare``), so one slow parse stalls no other
+    client. Requests only: a notification must take effect without an await before it,
+    since its sender may close the connection right after it (a hook's ``didWrite``), and
+    the close cancels a handler waiting at an await; notifications parse within the budget."""
+    path = getattr(params, "path", None)
+    if isinstance(path, str):
+        try:
+            rels = [engine.resolve(path)]
+        except FreshError:
+            return  # the handler reports it
+    else:
+        rels = sorted({v.path for views in engine.views.values() for v in views.values()})
+    await engine.sources.prepare(rels)
 
 
 def _refuse(conn: ConnectionInfo) -> Unauthorized:
@@ -454,9 +474,7 @@ def dispatch_body(protocol: FreshProtocol, body: bytes) -> None:
     msg_id = _readable_id(data)
     is_request = "id" in data
     if is_request and msg_id is None and data["id"] is not None:
-        send_error(
-            protocol, None, -32600, "invalid request: id must be a string or an integer"
-        )
+        send_error(protocol, None, -32600, "invalid request: id must be a string or an integer")
         return
     method = data.get("method", _UNSET)
     if data.get("jsonrpc") != "2.0":

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from watchfiles import DefaultFilter, awatch
@@ -49,9 +49,14 @@ class RootFilter(DefaultFilter):
 
 
 async def watch_root(
-    root: Path, state_dir: Path, on_paths: Callable[[list[str]], None], stop: asyncio.Event
+    root: Path,
+    state_dir: Path,
+    on_paths: Callable[[list[str]], None],
+    stop: asyncio.Event,
+    prepare: Callable[[list[str]], Awaitable[None]] | None = None,
 ) -> None:
-    """Call ``on_paths`` with root-relative paths of changed files until ``stop`` is set."""
+    """Call ``on_paths`` with root-relative paths of changed files until ``stop`` is set,
+    after awaiting ``prepare`` with them (parsing them off the event loop)."""
     try:
         async for changes in awatch(
             root,
@@ -68,6 +73,8 @@ async def watch_root(
                 except ValueError:
                     continue
             if rels:
+                if prepare is not None:
+                    await prepare(sorted(rels))
                 on_paths(sorted(rels))
     except Exception:  # the watcher is an optimisation: requests still check the disk
         log.exception("file watcher stopped")

@@ -49,6 +49,7 @@ async def test_by_old_text_after_reading_the_function_is_allowed(quiet: Lsp) -> 
             }
         ],
         "text": "",
+        "retryable": False,
     }
 
 
@@ -65,7 +66,9 @@ async def test_by_lines_and_whole_file_after_a_whole_file_read(quiet: Lsp) -> No
 
 async def test_creation_is_allowed(quiet: Lsp, ws: Path) -> None:
     result = await check(quiet, path="new/mod.py", wholeFile=True)
-    assert result == {"verdict": "allow", "reason": "known", "units": [], "text": ""}
+    assert result == {
+        "verdict": "allow", "reason": "known", "units": [], "text": "", "retryable": False,
+    }  # fmt: skip
     assert not (ws / "new").exists()
 
 
@@ -175,9 +178,28 @@ async def test_a_created_file_is_known_to_its_writer(quiet: Lsp, ws: Path) -> No
 async def test_old_text_twice_is_ambiguous_and_absent_is_missing(quiet: Lsp) -> None:
     await quiet.observe(path="cart.py", viewId="read")
     twice = await check(quiet, oldText="return")
-    assert twice == {"verdict": "deny", "reason": "ambiguous", "units": [], "text": ""}
+    assert twice == {
+        "verdict": "deny", "reason": "ambiguous", "units": [], "text": "", "retryable": False,
+    }  # fmt: skip
     absent = await check(quiet, oldText="no such text")
-    assert absent == {"verdict": "deny", "reason": "missing", "units": [], "text": ""}
+    assert absent == {
+        "verdict": "deny", "reason": "missing", "units": [], "text": "", "retryable": False,
+    }  # fmt: skip
+
+
+async def test_retryable_says_whether_the_same_call_can_succeed(quiet: Lsp, ws: Path) -> None:
+    """``changed`` and ``unseen`` record the current code as a view: the same call again
+    is allowed (after re-deciding on that code). ``missing``/``ambiguous`` need another
+    oldText; an allow has nothing to retry."""
+    unseen = await check(quiet, oldText="return subtotal")
+    assert (unseen["reason"], unseen["retryable"]) == ("unseen", True)
+    allowed = await check(quiet, oldText="return subtotal")
+    assert (allowed["verdict"], allowed["retryable"]) == ("allow", False)
+    replace_in(ws / "cart.py", "quantity * RATE", "quantity * RATE * 2")
+    changed = await check(quiet, oldText="return subtotal")
+    assert (changed["reason"], changed["retryable"]) == ("changed", True)
+    missing = await check(quiet, oldText="no such text")
+    assert (missing["reason"], missing["retryable"]) == ("missing", False)
 
 
 async def test_errors(quiet: Lsp) -> None:

@@ -6,18 +6,21 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 
 @contextlib.asynccontextmanager
-async def mcp_client(root: Path, *args: str) -> AsyncIterator[ClientSession]:
+async def mcp_client(
+    root: Path, *args: str, errlog: TextIO = sys.stderr
+) -> AsyncIterator[ClientSession]:
+    """A session with a real ``fresh-ls mcp``; ``errlog`` receives the process's stderr."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "fresh_ls", "mcp", "--root", str(root), *args]
     )
-    async with stdio_client(params) as streams, ClientSession(*streams) as session:
+    async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as session:
         await session.initialize()
         yield session
 

@@ -113,6 +113,7 @@ export interface CheckEditResult {
   units: CheckEditUnit[];
   text: string;
   viewId?: string;
+  retryable?: boolean; // addition to the contract
 }
 
 /** A unit of the edit's region: its current lines (a definition whole), and what the session knew of it. ``status`` is ``changed`` (or the view's worse status) when it changed since the session's view, else ``fresh``; ``known`` (an addition) is false when the session never saw all of it. */
