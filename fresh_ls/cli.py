@@ -412,6 +412,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     root, why = (args.root, "--root") if args.root else run_root(Path.cwd())
     print(f"fresh-ls run: root {root} ({why})", file=sys.stderr, flush=True)
     anthropic, openai = _upstreams(args)
+    if not args.openai_upstream:
+        from fresh_ls.proxy.agent_routes import codex_upstream
+
+        openai = codex_upstream(argv, os.environ) or openai  # the user's own Codex provider
     try:
         return asyncio.run(
             run_command(

@@ -19,10 +19,14 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from fresh_ls import statedir
+from fresh_ls.proxy import agent_routes
 from fresh_ls.proxy.app import Proxy, status_of
 from fresh_ls.proxy.limits import GuardedSite, Limits
 
 PROXY_FILE = "proxy.json"
+#: ``run`` warns when its command has sent no model request through fresh-ls by then
+#: (``FRESH_LS_RUN_QUIET_S`` sets it: tests, slow starters).
+QUIET_AFTER_S = float(os.environ.get("FRESH_LS_RUN_QUIET_S", "30"))
 HOST = "127.0.0.1"
 
 
@@ -175,10 +179,10 @@ async def running_pair(
     fail_open: bool = False,
     agent_cwd: str | None = None,
     also: tuple[Path, ...] = (),
-) -> AsyncIterator[tuple[str, str]]:
+) -> AsyncIterator[tuple[str, str, tuple[Proxy, Proxy]]]:
     """Two proxies of one fresh-ls client, one per request shape's upstream (Anthropic, then
-    OpenAI): yields their base URLs. Both records (``proxy.json``, ``proxy-openai.json``)
-    go when it ends."""
+    OpenAI): yields their base URLs and the proxies. Both records (``proxy.json``,
+    ``proxy-openai.json``) go when it ends."""
     client = await connect_server(root.resolve(), state_dir, also)
     shared = _Shared(client)
 
@@ -207,7 +211,7 @@ async def running_pair(
                 also=also,
             ) as (_o, openai_url),
         ):
-            yield anthropic_url, openai_url
+            yield anthropic_url, openai_url, (_a, _o)
     finally:
         await client.close()
 
@@ -235,7 +239,7 @@ async def run_command(
         fail_open=fail_open,
         agent_cwd=agent_cwd,
         also=also,
-    ) as (anthropic_url, openai_url):
+    ) as (anthropic_url, openai_url, proxies):
         env = dict(os.environ)
         env["ANTHROPIC_BASE_URL"] = anthropic_url
         env["OPENAI_BASE_URL"] = openai_url
@@ -245,11 +249,31 @@ async def run_command(
             file=sys.stderr,
             flush=True,
         )
+        command = agent_routes.routed(argv, openai_url, env)
+        if command != argv:
+            print(
+                f"fresh-ls run: {argv[0]} reads no base URL variable for its own provider: "
+                "routed with -c model_provider overrides (its config.toml is unchanged)",
+                file=sys.stderr,
+                flush=True,
+            )
         try:
-            proc = await asyncio.create_subprocess_exec(*argv, env=env)
+            proc = await asyncio.create_subprocess_exec(*command, env=env)
         except OSError as exc:
             print(f"fresh-ls run: cannot run {argv[0]}: {exc}", file=sys.stderr)
             return 127
+        try:
+            return await asyncio.wait_for(asyncio.shield(proc.wait()), QUIET_AFTER_S)
+        except TimeoutError:
+            if not any(p.requests for p in proxies):
+                print(
+                    f"fresh-ls run: {argv[0]} has run {QUIET_AFTER_S:g} s and sent no model "
+                    "request through fresh-ls: it may not read ANTHROPIC_BASE_URL or "
+                    f"OPENAI_BASE_URL (set to {anthropic_url} and {openai_url}); point its "
+                    "base URL there (docs/harnesses.md)",
+                    file=sys.stderr,
+                    flush=True,
+                )
         return await proc.wait()
 
 
@@ -276,7 +300,7 @@ async def serve_pair(
         state_dir=state_dir,
         fail_open=fail_open,
         also=also,
-    ) as (anthropic_url, openai_url):
+    ) as (anthropic_url, openai_url, _proxies):
         line = {
             "anthropic": anthropic_url,
             "openai": openai_url,
