@@ -209,6 +209,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "Codex, Cursor, Claude Desktop (docs/guard.md)",
     )
     mcp.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    also_argument(mcp)
     mcp.add_argument(
         "--session",
         default=None,
@@ -388,7 +389,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     root: Path = args.root or _root(".")
     state_dir = Path(args.state_dir).resolve() if args.state_dir else None
     try:
-        return run(root, args.session, state_dir)
+        return run(root, args.session, state_dir, tuple(args.also))
     except KeyboardInterrupt:
         return 0
 

@@ -28,7 +28,7 @@ from mcp_types import CallToolResult, TextContent
 
 from fresh_ls import statedir
 from fresh_ls.client import AsyncClient, ConnectionClosedError, FreshClientError
-from fresh_ls.core.paths import PathOutsideRoot, resolve_in_root
+from fresh_ls.core.paths import PathOutsideRoot, resolve_in_roots
 from fresh_ls.core.text import split_lines
 from fresh_ls.mcp import endings, render
 from fresh_ls.mcp.files import (
@@ -84,7 +84,8 @@ class Backend:
     """The connection to the root's fresh-ls server, made on first use and made again
     once when it drops."""
 
-    def __init__(self, root: Path, state_dir: Path | None) -> None:
+    def __init__(self, root: Path, state_dir: Path | None, also: tuple[Path, ...] = ()) -> None:
+        self.also = also
         self.root = root
         self.state_dir = state_dir
         self._client: AsyncClient | None = None
@@ -99,6 +100,8 @@ class Backend:
             except ConnectionClosedError:
                 pass
             extra = ["--listen"] + (["--state-dir", state] if state else [])
+            for folder in self.also:
+                extra += ["--also", str(folder)]
             try:
                 return await AsyncClient.spawn(self.root, extra_args=extra)
             except ConnectionClosedError:
@@ -167,9 +170,12 @@ def _ok(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
-def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCPServer[Any]:
+def build_server(
+    root: Path, session: str, state_dir: Path | None = None, also: tuple[Path, ...] = ()
+) -> MCPServer[Any]:
     root = root.resolve()
-    backend = Backend(root, state_dir)
+    also = tuple(a.resolve() for a in also)
+    backend = Backend(root, state_dir, also)
     state = state_dir or statedir.default_state_dir(root)
 
     @contextlib.asynccontextmanager
@@ -193,9 +199,10 @@ def build_server(root: Path, session: str, state_dir: Path | None = None) -> MCP
 
     def resolve(path: str) -> tuple[str, Path]:
         try:
-            return resolve_in_root(root, path)
+            return resolve_in_roots(root, also, path)
         except PathOutsideRoot as exc:
-            raise ToolError(f"{exc}; only files under {root} can be used") from None
+            where = ", ".join(str(r) for r in (root, *also))
+            raise ToolError(f"{exc}; only files under {where} can be used") from None
 
     def load(rel: str, real: Path) -> bytes | None:
         """The file's bytes for an edit or a write (None: it does not exist)."""
@@ -388,7 +395,12 @@ def new_session() -> str:
     return f"mcp-{uuid.uuid4().hex[:10]}"
 
 
-def run(root: Path, session: str | None = None, state_dir: Path | None = None) -> int:
-    server = build_server(root, session or new_session(), state_dir)
+def run(
+    root: Path,
+    session: str | None = None,
+    state_dir: Path | None = None,
+    also: tuple[Path, ...] = (),
+) -> int:
+    server = build_server(root, session or new_session(), state_dir, also)
     asyncio.run(server.run_stdio_async())
     return 0
