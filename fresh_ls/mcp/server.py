@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -48,6 +49,10 @@ MAX_READ_LINES = 2000
 WRITE_ATTEMPTS = 3
 #: How long a new MCP server waits for a fresh-ls server another one is starting.
 START_WAIT_S = 15.0
+#: What one tool call may wait for the fresh-ls server (issue 21, finding 11): a server
+#: alive but not answering (stopped, swapping) makes the call fail closed, nothing
+#: written, instead of hanging the agent.
+SIDECAR_TIMEOUT_S = float(os.environ.get("FRESH_LS_MCP_SIDECAR_TIMEOUT_S", "10"))
 
 READ_DESCRIPTION = """Read a text file (path absolute or relative to the project root), \
 shown with line numbers ("     9\\tcode"). Optional first_line / last_line (1-based, \
@@ -117,6 +122,18 @@ class Backend:
             return self._client
 
     async def call(self, fn: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
+        """``fn`` on the server's client, within ``SIDECAR_TIMEOUT_S`` (else ToolError)."""
+        try:
+            async with asyncio.timeout(SIDECAR_TIMEOUT_S):
+                return await self._call(fn)
+        except TimeoutError:
+            raise ToolError(
+                f"the fresh-ls server of {self.root} did not answer within "
+                f"{SIDECAR_TIMEOUT_S:g} s (is it stopped?), so the call did not complete; "
+                "read the file again and retry, or check the server with `fresh-ls status`"
+            ) from None
+
+    async def _call(self, fn: Callable[[AsyncClient], Awaitable[Any]]) -> Any:
         client = await self.client()
         try:
             return await fn(client)
