@@ -27,6 +27,51 @@ def _root(value: str) -> Path:
     return Path(os.path.realpath(path))
 
 
+#: One wording per shared option (``--help`` of every command that takes it).
+STATE_DIR_HELP = "where the database and endpoint live (default: ROOT/.fresh-ls)"
+POLICY_HELP = (
+    "what a projection carries: stale (default: the current code of what changed) or all "
+    "(every unit of every view)"
+)
+BUDGET_HELP = "the most bytes of current code one request may carry (default: the server's)"
+FAIL_OPEN_HELP = (
+    "when a request cannot be made current, send the original (warning on stderr) instead "
+    "of answering an error"
+)
+
+
+def _bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (0-65535; 0 picks a free one)")
+    return value
+
+
+def _url(text: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an http(s) URL; give the model's base URL, e.g. "
+            "https://HOST or https://HOST/v1"
+        )
+    return text
+
+
 def also_argument(p: argparse.ArgumentParser) -> None:
     """``--also DIR`` (repeatable): folders beside the root whose files are tracked too."""
     p.add_argument(
@@ -44,20 +89,22 @@ def _pair_arguments(p: argparse.ArgumentParser) -> None:
     """What ``run`` and ``proxies`` share: the root, the state dir, both upstreams."""
     p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
     also_argument(p)
-    p.add_argument("--state-dir", default=None)
+    p.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
     p.add_argument(
         "--anthropic-upstream",
         default=None,
+        type=_url,
         metavar="URL",
         help="where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else Anthropic's API)",
     )
     p.add_argument(
         "--openai-upstream",
         default=None,
+        type=_url,
         metavar="URL",
         help="where OpenAI requests go (default: $OPENAI_BASE_URL, else OpenAI's API)",
     )
-    p.add_argument("--fail-open", action="store_true")
+    p.add_argument("--fail-open", action="store_true", help=FAIL_OPEN_HELP)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -92,7 +139,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument(
         "--state-dir",
         default=None,
-        help="where the database and endpoint live (default: ROOT/.fresh-ls)",
+        help=STATE_DIR_HELP,
     )
     serve.add_argument("--no-watch", action="store_true", help="do not watch the root for writes")
     serve.add_argument("--log-level", default="WARNING", help="logging level on stderr")
@@ -128,13 +175,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
-        p.add_argument("--state-dir", default=None)
+        p.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
         p.add_argument("--json", action="store_true", help="print the raw result as JSON")
         if name != "status":
             p.add_argument("--session", required=True, help="the agent session to ask about")
         if name == "project":
-            p.add_argument("--budget-bytes", type=int, default=None)
-            p.add_argument("--policy", choices=("stale", "all"), default=None)
+            p.add_argument("--budget-bytes", type=_bytes, default=None, help=BUDGET_HELP)
+            p.add_argument("--policy", choices=("stale", "all"), default=None, help=POLICY_HELP)
         p.set_defaults(func=func)
 
     demo = sub.add_parser(
@@ -143,7 +190,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "workspace; prints stale views, markers and the projection",
     )
     demo.add_argument("--keep", action="store_true", help="keep the scratch workspace")
-    demo.add_argument("--json", action="store_true")
+    demo.add_argument("--json", action="store_true", help="print the demo's results as JSON")
     demo.set_defaults(func=cmd_demo)
 
     proxy = sub.add_parser(
@@ -152,18 +199,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "of every request (docs/harnesses.md)",
     )
     proxy.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
-    proxy.add_argument("--upstream", required=True, metavar="URL", help="the model's base URL")
-    also_argument(proxy)
-    proxy.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: free)")
-    proxy.add_argument("--state-dir", default=None)
     proxy.add_argument(
-        "--fail-open",
-        action="store_true",
-        help="when a request cannot be made current, send the original (warning on stderr) "
-        "instead of answering an error",
+        "--upstream", required=True, type=_url, metavar="URL", help="the model's base URL"
     )
-    proxy.add_argument("--policy", choices=("stale", "all"), default=None)
-    proxy.add_argument("--budget-bytes", type=int, default=None)
+    also_argument(proxy)
+    proxy.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: free)")
+    proxy.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+    proxy.add_argument("--fail-open", action="store_true", help=FAIL_OPEN_HELP)
+    proxy.add_argument("--policy", choices=("stale", "all"), default=None, help=POLICY_HELP)
+    proxy.add_argument("--budget-bytes", type=_bytes, default=None, help=BUDGET_HELP)
     proxy.add_argument(
         "--placement",
         choices=("anchored", "end"),
@@ -215,7 +259,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         default=None,
         help="the fresh-ls session of this connection (default: a new one per connection)",
     )
-    mcp.add_argument("--state-dir", default=None)
+    mcp.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
     mcp.set_defaults(func=cmd_mcp)
 
     if command in BUILTIN_COMMANDS:

@@ -29,10 +29,15 @@ def table(rows: list[list[str]], headers: list[str], out: TextIO = sys.stdout) -
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 view``, ``2 views``: counts in what people read are never ``1 views``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def print_status(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
     print(f"fresh-ls {result['version']} serving {result['root']}", file=out)
     print(
-        f"state dir {result['stateDir']} · {result['sources']} files tracked · "
+        f"state dir {result['stateDir']} · {plural(result['sources'], 'file')} tracked · "
         f"watcher {'on' if result['watching'] else 'off'}",
         file=out,
     )
@@ -40,7 +45,8 @@ def print_status(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
         print("no sessions yet: a harness registers views with fresh/observe", file=out)
         return
     rows = [
-        [s["session"], f"{s['views']} views", f"{s['stale']} stale"] for s in result["sessions"]
+        [s["session"], plural(s["views"], "view"), f"{s['stale']} stale"]
+        for s in result["sessions"]
     ]
     table(rows, ["session", "views", "stale"], out)
 

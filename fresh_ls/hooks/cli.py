@@ -26,12 +26,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_arguments(hook)
     hook.set_defaults(func=cmd_hook)
-    for name, helptext, func in (
-        ("install", "add fresh-ls's hooks to Claude Code's settings", cmd_install),
-        ("uninstall", "remove exactly the entries install added", cmd_uninstall),
+    for name, helptext, description, func in (
+        (
+            "install",
+            "add fresh-ls's hooks to Claude Code's settings",
+            "Add fresh-ls's hooks (and with --mcp its MCP server) to Claude Code's settings: "
+            "the project's shared .claude/settings.json by default, the user's with --user. "
+            "Entries it wrote before are upgraded in place; nothing else in the file changes. "
+            "The hooks need the root's fresh-ls server running (the proxy, `fresh-ls run` or "
+            "the VS Code extension start it).",
+            cmd_install,
+        ),
+        (
+            "uninstall",
+            "remove exactly the entries install added",
+            "Remove the entries install added (older ones too), and nothing else; a file "
+            "left empty that install created is removed.",
+            cmd_uninstall,
+        ),
     ):
-        p = sub.add_parser(name, help=helptext)
-        p.add_argument("agent", choices=("claude-code",))
+        p = sub.add_parser(name, help=helptext, description=description)
+        p.add_argument("agent", choices=("claude-code",), help="the agent to set up")
         p.add_argument("--root", default=None, help="the project (default: .)")
         p.add_argument(
             "--user",

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from fresh_ls.report import plural
+
 
 def _alive(pid: Any) -> bool:
     if not isinstance(pid, int) or pid <= 0:
@@ -49,22 +51,18 @@ def print_proxies(status: dict[str, Any], out: TextIO = sys.stdout) -> None:
         sessions = record.get("sessions") or []
         print(
             f"proxy {record.get('url')} -> {record.get('upstream')} (pid {record.get('pid')}): "
-            f"{record.get('requests', 0)} model requests, {record.get('rewritten', 0)} "
-            f"rewritten, {len(sessions)} sessions",
+            f"{plural(record.get('requests', 0), 'model request')}, "
+            f"{record.get('rewritten', 0)} rewritten, {plural(len(sessions), 'session')}",
             file=out,
         )
         for session in sessions:
             extra = ""
             if session.get("searches"):
-                extra += f", {_count(session['searches'], 'search result')}"
+                extra += f", {plural(session['searches'], 'search result')}"
             if session.get("outside"):
-                extra += f", {_count(session['outside'], 'result')} outside the root (not tracked)"
+                extra += f", {plural(session['outside'], 'result')} outside the root (not tracked)"
             print(
-                f"  {session['session']}: {session['requests']} requests, "
-                f"{session['rewritten']} rewritten, {_count(session['views'], 'view')}{extra}",
+                f"  {session['session']}: {plural(session['requests'], 'request')}, "
+                f"{session['rewritten']} rewritten, {plural(session['views'], 'view')}{extra}",
                 file=out,
             )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

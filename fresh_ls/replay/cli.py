@@ -33,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="replay recorded agent runs (meta.json, steps.jsonl, base/) against a real server",
     )
     p.add_argument("fixtures", nargs="+", metavar="FIXTURE", help="run folders to replay")
-    p.add_argument("--budget-bytes", type=int, default=131072)
+    p.add_argument(
+        "--budget-bytes",
+        type=int,
+        default=131072,
+        help="the projection budget of each checked request (default: 131072)",
+    )
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.add_argument("--keep", action="store_true", help="keep the scratch roots")
     p.set_defaults(func=run)

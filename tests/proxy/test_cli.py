@@ -112,8 +112,8 @@ def test_status_shows_the_proxy_and_log_requests(
     status = _cli("status", "--root", str(workspace))
     assert status.returncode == 0, status.stderr
     assert f"proxy {proxy.url} -> {model.url}" in status.stdout
-    assert "1 model requests, 0 rewritten, 1 sessions" in status.stdout
-    assert "s1: 1 requests, 0 rewritten, 1 view" in status.stdout
+    assert "1 model request, 0 rewritten, 1 session" in status.stdout
+    assert "s1: 1 request, 0 rewritten, 1 view" in status.stdout
     as_json = json.loads(_cli("status", "--root", str(workspace), "--json").stdout)
     assert as_json["proxies"][0]["url"] == proxy.url
     (logged,) = sorted(logs.iterdir())
