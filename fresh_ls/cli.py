@@ -353,11 +353,49 @@ def _attach(args: argparse.Namespace) -> SyncClient:
     return SyncClient.attach(args.root or Path.cwd(), state_dir=args.state_dir)
 
 
+def _stored_server(args: argparse.Namespace) -> SyncClient | None:
+    """A server of this command's own over the stored views, when none is running but the
+    state dir holds views (after `fresh-ls run` or the proxy ended): status, stale and
+    project still answer; None when nothing is stored."""
+    from fresh_ls.client import SyncClient
+
+    root = Path(args.root or Path.cwd()).resolve()
+    state = Path(args.state_dir).resolve() if args.state_dir else statedir.default_state_dir(root)
+    if not (state / statedir.DATABASE_FILE).is_file():
+        return None
+    print(
+        f"fresh-ls {args.command}: no running server for {root}; read from the views stored "
+        f"in {state}",
+        file=sys.stderr,
+    )
+    return SyncClient.spawn(root, extra_args=["--state-dir", str(state), "--no-watch"])
+
+
+def _session_named(client: SyncClient, given: str) -> str:
+    """The session ``given`` names: itself, or the one session whose id ends with
+    ``:<given>`` (Claude Code prints its session id; the proxy names the session
+    ``claude-code-session-id:<id>``)."""
+    sessions = [s["session"] for s in client.status()["sessions"]]
+    if given in sessions:
+        return given
+    matches = [s for s in sessions if s.endswith(":" + given)]
+    return matches[0] if len(matches) == 1 else given
+
+
 def _run_client(args: argparse.Namespace, call: Any, show: Any) -> int:
-    from fresh_ls.client import FreshClientError
+    from fresh_ls.client import ConnectionClosedError, FreshClientError
 
     try:
-        with _attach(args) as client:
+        try:
+            client = _attach(args)
+        except ConnectionClosedError:
+            stored = _stored_server(args)
+            if stored is None:
+                raise
+            client = stored
+        with client:
+            if getattr(args, "session", None):
+                args.session = _session_named(client, args.session)
             result = call(client)
     except FreshClientError as exc:
         print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
