@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from fresh_ls.core.sources import MAX_FILE_BYTES
+from fresh_ls.processes import alive
 
 log = logging.getLogger(__name__)
 
@@ -210,18 +211,6 @@ def _record(fd: int) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _alive(pid: object) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _past_lease(holder: dict[str, Any], lease_s: float) -> bool:
     since = holder.get("since")
     return isinstance(since, (int, float)) and time.time() - since > lease_s
@@ -284,7 +273,7 @@ async def write_lock(
             if current != os.fstat(fd).st_ino:
                 continue  # broken (unlinked) while we waited for it: lock the new file
             before = _record(fd)
-            if before.get("pid") not in (None, os.getpid()) and not _alive(before.get("pid")):
+            if before.get("pid") not in (None, os.getpid()) and not alive(before.get("pid")):
                 log.warning(
                     "took over the write lock of %s from pid %s (session %s), which is gone",
                     rel,

@@ -11,19 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from fresh_ls.processes import alive
 from fresh_ls.report import plural
-
-
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def proxy_records(state_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -35,7 +24,7 @@ def proxy_records(state_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
             record = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(record, dict) and _alive(record.get("pid")):
+        if isinstance(record, dict) and alive(record.get("pid")):
             found.append(record)
     return found
 
