@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 # Imports are deferred to the command that needs them: ``status`` should not pay for pygls,
 # tree-sitter or the audit parsers, and ``serve`` not for the audit parsers
 # (tests/e2e/test_coldstart.py checks; benchmarks/bench_coldstart.py measures).
-BUILTIN_COMMANDS = frozenset({"serve", "status", "stale", "project", "demo", "proxy", "run", "mcp"})
+BUILTIN_COMMANDS = frozenset(
+    {"serve", "status", "stale", "project", "demo", "proxy", "run", "mcp", "doctor"}
+)
 
 
 def _root(value: str) -> Path:
@@ -193,6 +195,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print the demo's results as JSON")
     demo.set_defaults(func=cmd_demo)
 
+    doctor = sub.add_parser(
+        "doctor",
+        help="check a root's state dir (store, endpoint, modes); --fix mends what it can",
+        description="Check the state dir of a root: the view store opens and passes its "
+        "integrity check, endpoint.json names a running server, the dir is private. With "
+        "--fix, a broken store is moved aside (kept, renamed), a stale endpoint.json removed, "
+        "the dir made 0700; each fix is said.",
+    )
+    doctor.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    doctor.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+    doctor.add_argument("--fix", action="store_true", help="mend what can be mended, saying so")
+    doctor.add_argument("--json", action="store_true", help="print the findings as JSON")
+    doctor.set_defaults(func=cmd_doctor)
+
     proxy = sub.add_parser(
         "proxy",
         help="an HTTP proxy between a coding agent and its model that keeps stale code out "
@@ -295,6 +311,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from fresh_ls.server.app import Limits, serve
     from fresh_ls.server.endpoint import AlreadyRunning
+    from fresh_ls.store import StoreError
 
     logging.basicConfig(
         level=args.log_level.upper(),
@@ -335,6 +352,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except AlreadyRunning as exc:
         print(f"fresh-ls serve: {exc}", file=sys.stderr)
         return 3
+    except StoreError as exc:
+        print(f"fresh-ls serve: {exc}", file=sys.stderr)
+        return 4
     except ValueError as exc:
         print(f"fresh-ls serve: {exc}", file=sys.stderr)
         return 2
@@ -407,6 +427,21 @@ def _run_client(args: argparse.Namespace, call: Any, show: Any) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from fresh_ls.doctor import as_json, diagnose
+
+    root: Path = args.root or _root(".")
+    state = Path(args.state_dir).resolve() if args.state_dir else statedir.default_state_dir(root)
+    findings = diagnose(state, fix=args.fix)
+    if args.json:
+        print(json.dumps(as_json(findings), indent=2))
+    else:
+        for f in findings:
+            mark = "ok     " if f.ok else "problem"
+            print(f"{mark} {f.check}: {f.detail}" + (f" — fixed: {f.fixed}" if f.fixed else ""))
+    return 0 if all(f.ok or f.fixed for f in findings) else 1
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from fresh_ls.proxy.status import print_proxies, with_proxies
     from fresh_ls.report import print_status
@@ -443,6 +478,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_proxy(args: argparse.Namespace) -> int:
     import asyncio  # aiohttp is imported by the proxy only: `status` stays cold-start cheap
 
+    from fresh_ls.client import FreshClientError
     from fresh_ls.proxy.serve import serve_proxy
 
     root: Path = args.root or _root(".")
@@ -461,6 +497,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 also=tuple(args.also),
             )
         )
+    except FreshClientError as exc:
+        print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 0
 
@@ -486,6 +525,7 @@ DEFAULT_UPSTREAMS = {
 def cmd_run(args: argparse.Namespace) -> int:
     import asyncio
 
+    from fresh_ls.client import FreshClientError
     from fresh_ls.proxy.serve import run_command
 
     argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
@@ -512,6 +552,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 also=tuple(args.also),
             )
         )
+    except FreshClientError as exc:
+        print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
@@ -555,6 +598,7 @@ def _upstreams(args: argparse.Namespace) -> tuple[str, str]:
 def cmd_proxies(args: argparse.Namespace) -> int:
     import asyncio
 
+    from fresh_ls.client import FreshClientError
     from fresh_ls.proxy.serve import serve_pair
 
     anthropic, openai = _upstreams(args)
@@ -570,6 +614,9 @@ def cmd_proxies(args: argparse.Namespace) -> int:
                 also=tuple(args.also),
             )
         )
+    except FreshClientError as exc:
+        print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 0
 

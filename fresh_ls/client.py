@@ -284,12 +284,20 @@ def _cannot_connect(ep: dict[str, Any], exc: OSError) -> ConnectionClosedError:
     )
 
 
+#: What each exit status of ``fresh-ls serve`` means, for the one line a failed spawn says.
+SERVE_STATUSES = {
+    2: "it refused its arguments",
+    3: "another server is live on that root; attach to it instead",
+    4: "its view store cannot be opened; `fresh-ls doctor` says why",
+}
+
+
 def _spawn_failed(root: str | os.PathLike[str], code: int | None) -> ConnectionClosedError:
+    why = SERVE_STATUSES.get(code or 0, "its stderr says why")
     return ConnectionClosedError(
         None,
         f"`fresh-ls serve --root {root} --stdio` exited with status {code} before "
-        "answering initialize (status 3: another server is live on that root; attach "
-        "to it instead)",
+        f"answering initialize ({why})",
         "initialize",
     )
 

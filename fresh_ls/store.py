@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,12 @@ class ViewStore:
             await db.execute("PRAGMA busy_timeout=5000")
             await store._migrate()
             store.make_private()
+        except sqlite3.DatabaseError as exc:
+            await db.close()
+            raise StoreError(
+                f"{path} is not a readable view store ({exc}); run `fresh-ls doctor --fix` "
+                "to move it aside (kept, renamed) and start with an empty one"
+            ) from None
         except Exception:
             await db.close()
             raise
