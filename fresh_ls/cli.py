@@ -497,6 +497,13 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                 also=tuple(args.also),
             )
         )
+    except OSError as exc:  # the port: in use, or not ours to bind
+        print(
+            f"fresh-ls proxy: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; "
+            "pick another --port, or 0 for a free one",
+            file=sys.stderr,
+        )
+        return 1
     except FreshClientError as exc:
         print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
         return 1

@@ -60,3 +60,19 @@ def test_plural() -> None:
         "0 views",
         "2 views",
     )
+
+
+def test_a_port_in_use_is_one_line(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "fresh_ls", "proxy", "--root", str(tmp_path),
+             "--upstream", "http://127.0.0.1:9", "--port", str(port)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "pick another --port" in done.stderr, done.stderr
