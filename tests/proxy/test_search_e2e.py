@@ -1,9 +1,9 @@
 """Search results through `fresh-ls proxy`, with the real agents against the scripted model.
 
-The script searches (``grep -n`` through Claude Code's Bash tool; Codex's ``rg -n`` through
-its shell tool); once that result has reached the model, a line it printed
-changes outside the agent; the model then reads another file and finishes. On what the
-model server received:
+The script searches (Claude Code's Grep tool in content mode, and ``grep -n`` through its
+Bash tool; Codex's ``rg -n`` through its shell tool); once that result has reached the
+model, a line it printed changes outside the agent; the model then reads another file and
+finishes. On what the model server received:
 
 - no search result shows a line that differs from the disk at that moment;
 - the request after the change carries the line's current text, in the search result's
@@ -12,11 +12,11 @@ model server received:
 The controls run the same scripts straight at the model and show the stale line reaching it.
 The agent CLIs come from ``make agents``; without them these tests skip and say so.
 
-Claude Code 2.1.332 (the pinned release) offers no Grep tool: a call to it answers "Grep is
-not available in this session — search file contents with `grep` via the Bash tool
-instead", and ToolSearch finds no such deferred tool. So the Claude Code test searches the
-way that release tells its model to, with ``grep -n`` in Bash; the Grep tool's output shape
-is covered by the recognizers' own tests (tests/toolcalls).
+Claude Code 2.1.332 (the pinned release) offers its Grep tool only when the launch names it
+(``--allowedTools ...,Grep``; otherwise a call answers "Grep is not available in this
+session — search file contents with `grep` via the Bash tool instead"), so its test names
+it; a second test searches the way the release tells its model to by default, ``grep -n``
+in Bash.
 """
 
 from __future__ import annotations
@@ -138,6 +138,65 @@ def test_claude_code_grep_n_control_without_the_proxy(workspace: Path, start_mod
     assert run.returncode == 0, run.stderr
     scripted = [r for r in model.model_requests if r.turn is not None]
     stale = stale_search_lines(grep_results(scripted[2]), scripted[2], workspace)
+    assert stale and "calc.py" in stale[0], stale
+
+
+# -- Claude Code: the Grep tool, content mode -------------------------------------------------
+
+
+def grep_tool_results(record: Record) -> list[tuple[str, str | None]]:
+    """(output, the file when Grep searched one file) of every Grep result."""
+    calls: dict[str, str] = {}
+    found = []
+    for message in record.body.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "tool_use" and block.get("name") == "Grep":
+                calls[block["id"]] = str(block["input"].get("path", ""))
+            elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
+                path = calls[block["tool_use_id"]]
+                found.append((_text(block.get("content")), path if path.endswith(".py") else None))
+    return found
+
+
+def _grep_tool_script(root: Path) -> list[Any]:
+    def change_outside() -> None:
+        (root / "calc.py").write_text(CALC_CHANGED)
+
+    grep = {"pattern": "RATE", "path": str(root), "output_mode": "content", "-n": True}
+    return [
+        Reply(tool="Grep", input=grep),
+        Reply(tool="Read", input={"file_path": str(root / "notes.md")}, after=change_outside),
+        Reply(text="Done."),
+    ]
+
+
+@needs_claude
+def test_claude_code_grep_tool_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
+    _setup(workspace)
+    model = start_model(_grep_tool_script(workspace))
+    proxy = start_proxy(workspace, model.url)
+    run = _run_claude(workspace, workspace.parent / "home", proxy.url, "Read,Grep")
+    proxy.stop()
+    assert run.returncode == 0, run.stderr
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    assert [r.turn for r in scripted] == [0, 1, 2]
+    (first, _), *_ = grep_tool_results(scripted[1])
+    assert "calc.py:5:    return quantity * RATE" in first, first  # Grep's own output shape
+    for record in scripted:
+        assert stale_search_lines(grep_tool_results(record), record, workspace) == [], record.turn
+    (after, _), *_ = grep_tool_results(scripted[2])
+    assert NOTE in after and "return quantity * RATE * 2" in after, after
+
+
+@needs_claude
+def test_claude_code_grep_tool_control_without_the_proxy(workspace: Path, start_model) -> None:
+    _setup(workspace)
+    model = start_model(_grep_tool_script(workspace))
+    run = _run_claude(workspace, workspace.parent / "home", model.url, "Read,Grep")
+    assert run.returncode == 0, run.stderr
+    scripted = [r for r in model.model_requests if r.turn is not None]
+    stale = stale_search_lines(grep_tool_results(scripted[2]), scripted[2], workspace)
     assert stale and "calc.py" in stale[0], stale
 
 
