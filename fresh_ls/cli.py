@@ -42,24 +42,27 @@ FAIL_OPEN_HELP = (
 )
 
 
-def _bytes(text: str) -> int:
+def _whole(text: str, what: str, low: int, high: int | None, why: str) -> int:
+    """``text`` as a whole number in ``low..high``, else one line saying what is wrong."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{text!r} {why}")
     return value
+
+
+def _bytes(text: str) -> int:
+    return _whole(text, "a whole number of bytes", 0, None, "must be 0 or more")
 
 
 def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"{text} is not a port (0-65535; 0 picks a free one)")
-    return value
+    return _whole(text, "a port number", 0, 65535, "is not a port (0-65535; 0 picks a free one)")
+
+
+def _positive_int(text: str) -> int:
+    return _whole(text, "a whole number", 1, None, "must be at least 1")
 
 
 def _url(text: str) -> str:
@@ -293,16 +296,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     else:
         register_replay(sub)
     return parser
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

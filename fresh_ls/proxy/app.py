@@ -53,7 +53,7 @@ from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
 from fresh_ls.proxy.access import Access
 from fresh_ls.proxy.limits import ConnectionGuard, Limits
 from fresh_ls.proxy.responses import arewrite_responses
-from fresh_ls.proxy.searches import Renderer, SearchResult, outside_note, search_view_id
+from fresh_ls.proxy.searches import Renderer, SearchResult, outside_note
 from fresh_ls.proxy.shapes import (
     BlockView,
     Shape,
@@ -64,9 +64,9 @@ from fresh_ls.proxy.shapes import (
     shape_of,
     tool_calls,
 )
-from fresh_ls.toolcalls.agents import Searched, Seen, Wrote, recognize
+from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
-from fresh_ls.toolcalls.searches import line_ranges, shown_text
+from fresh_ls.toolcalls.searches import line_ranges, search_view_id, shown_text
 
 #: Headers that belong to one hop, never forwarded (RFC 9110 section 7.6.1), and those
 #: aiohttp sets itself from the body it sends.
@@ -375,12 +375,13 @@ class Proxy:
         state: SessionState,
         body: dict[str, Any],
         blocks: list[BlockView],
+        calls: list[ToolCall],
     ) -> list[str]:
         """Observe the new views and report the writes; the view ids the request holds."""
         held: list[str] = []
         if shape == "chat":
             held += await self._register_aider(client, session, state, blocks, body)
-        for call in tool_calls(shape, body):
+        for call in calls:
             if call.call_id in state.seen:
                 if call.call_id in state.views:
                     held.append(call.call_id)
@@ -467,10 +468,11 @@ class Proxy:
         state: SessionState,
         body: dict[str, Any],
         known: dict[str, str],
+        calls: list[str],
     ) -> bool:
         """Stale search results printed again in place, and the line added to results
         outside every root (``proxy.searches``); whether ``body`` changed."""
-        present = {c.call_id for c in tool_calls(shape, body)}
+        present = set(calls)
         changed = False
         searches = [f for c, f in state.searches.items() if c in present]
         unknown = [v for f in searches for v in f.view_ids if v not in known]
@@ -493,8 +495,11 @@ class Proxy:
     ) -> dict[str, Any] | None:
         blocks = block_views(shape, body)
         known = await self._forgotten(client, session, state)
-        held = await self._register(client, shape, session, state, body, blocks)
-        touched = await self._searches_and_outside(client, shape, session, state, body, known)
+        calls = tool_calls(shape, body)  # read once: registration and refreshes share them
+        held = await self._register(client, shape, session, state, body, blocks, calls)
+        touched = await self._searches_and_outside(
+            client, shape, session, state, body, known, [c.call_id for c in calls]
+        )
         if not held:
             return dict(body) if touched else None
         done: Rewritten

@@ -38,11 +38,6 @@ from fresh_ls.toolcalls.roots import AgentRoots
 RERUN_CACHE_SIZE = 256
 
 
-def search_view_id(call_id: str, k: int) -> str:
-    """The view id of the ``k``-th file a search result shows."""
-    return f"{call_id}~s{k}"
-
-
 def outside_note(path: str, roots: list[str]) -> str:
     """The line added to a tool result that shows a file outside every root."""
     where = ", ".join(roots)

@@ -30,6 +30,7 @@ from typing import Any
 from fresh_ls.client import FreshClientError, SyncClient
 from fresh_ls.core.text import split_lines
 from fresh_ls.replay.actions import StepOutcome, Workspace
+from fresh_ls.toolcalls.searches import is_search_view, search_view_id
 
 SESSION = "replay"
 #: The same views, registered with their tool results, planned with ``placement: anchored``
@@ -209,7 +210,7 @@ def play_step(
     views = [v for v in outcome.views if v.ranges is None]
     found = [v for v in outcome.views if v.ranges is not None] if searches else []
     ids = [f"step{i}" + (f".{k}" if k else "") for k in range(len(views))]
-    ids += [f"step{i}~s{k}" for k in range(len(found))]
+    ids += [search_view_id(f"step{i}", k) for k in range(len(found))]
     for view_id, view in zip(ids, [*views, *found], strict=True):
         if view.ranges is not None:
             r = client.observe(
@@ -298,11 +299,6 @@ def _run(
 #: What a registered view showed: its path, line ranges (one, or a search's several), the
 #: text and the kind.
 Shown = tuple[str, tuple[tuple[int, int], ...], str, str]
-
-
-def is_search(view_id: str) -> bool:
-    """A search result's sparse view (``play_step`` names them ``step<i>~s<k>``)."""
-    return "~s" in view_id
 
 
 def _now(lines: list[str] | None, spans: tuple[tuple[int, int], ...]) -> str | None:
@@ -415,7 +411,7 @@ def _check_request(
         lines = _disk_lines(ws, path, disk)
         now = _now(lines, spans)
         differs = now != text
-        if is_search(v["viewId"]):  # counted apart: the file-view figures stay comparable
+        if is_search_view(v["viewId"]):  # counted apart: the file-view figures stay comparable
             stale_searches += differs
             search_false_fresh += differs and v["status"] == "fresh"
             continue

@@ -590,3 +590,17 @@ def shown_text(found: Searched) -> str:
     """The printed lines joined in order, each ending in a newline (``fresh/observe``'s
     ``text`` for ``ranges``)."""
     return "".join(text + "\n" for _, text in found.lines)
+
+
+#: What a search result's view id adds to its tool call's id: ``<call id>~s<k>`` for the
+#: ``k``-th file it printed (the proxy and the replay name them so; never a tool-call id).
+SEARCH_VIEW_MARK = "~s"
+
+
+def search_view_id(call_id: str, k: int) -> str:
+    """The view id of the ``k``-th file a search result shows."""
+    return f"{call_id}{SEARCH_VIEW_MARK}{k}"
+
+
+def is_search_view(view_id: str) -> bool:
+    return SEARCH_VIEW_MARK in view_id

@@ -26,6 +26,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.proxy.scripted_model import Record, Reply
 from tests.proxy.test_agents_e2e import (
     _codex_finished,
@@ -82,121 +84,88 @@ def _text(content: Any) -> str:
     return str(content or "")
 
 
-# -- Claude Code: grep -n through Bash --------------------------------------------------------
+# -- Claude Code: the Grep tool (content mode) and grep -n through Bash -----------------------
 
 GREP = "grep -n RATE calc.py"
+GREP_TOOL = {"pattern": "RATE", "output_mode": "content", "-n": True}
+#: per way of searching: the tool call, what the launch must allow, and a line the first
+#: result must hold (each tool's own output shape)
+CLAUDE_SEARCHES: dict[str, tuple[str, dict[str, Any], str, str]] = {
+    "grep-tool": ("Grep", GREP_TOOL, "Read,Grep", "calc.py:5:    return quantity * RATE"),
+    "bash-grep-n": (
+        "Bash",
+        {"command": GREP, "description": "Find RATE"},
+        "Read,Bash",
+        "5:    return quantity * RATE",
+    ),
+}
 
 
-def grep_results(record: Record) -> list[tuple[str, str]]:
-    """(output, the file searched) of every ``grep -n`` result."""
+def claude_search_results(record: Record) -> list[tuple[str, str]]:
+    """(output, the file searched when the output names none) of every search result:
+    Grep's (over the workspace: its lines name their file) and ``grep -n calc.py``'s."""
     calls: set[str] = set()
     found = []
     for message in record.body.get("messages", []):
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
-            if block.get("type") == "tool_use" and block.get("input", {}).get("command") == GREP:
+            if block.get("type") == "tool_use" and (
+                block.get("name") == "Grep" or block.get("input", {}).get("command") == GREP
+            ):
                 calls.add(block["id"])
             elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
                 found.append((_text(block.get("content")), "calc.py"))
     return found
 
 
-def _claude_script(root: Path) -> list[Any]:
+def _claude_script(root: Path, how: str) -> list[Any]:
     def change_outside() -> None:
         (root / "calc.py").write_text(CALC_CHANGED)
 
+    tool, args, _, _ = CLAUDE_SEARCHES[how]
+    if tool == "Grep":
+        args = {**args, "path": str(root)}
     return [
-        Reply(tool="Bash", input={"command": GREP, "description": "Find RATE"}),
+        Reply(tool=tool, input=args),
         Reply(tool="Read", input={"file_path": str(root / "notes.md")}, after=change_outside),
         Reply(text="Done."),
     ]
 
 
 @needs_claude
-def test_claude_code_grep_n_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
+@pytest.mark.parametrize("how", sorted(CLAUDE_SEARCHES))
+def test_claude_code_search_through_the_proxy(
+    workspace: Path, start_model, start_proxy, how: str
+) -> None:
     _setup(workspace)
-    model = start_model(_claude_script(workspace))
+    model = start_model(_claude_script(workspace, how))
     proxy = start_proxy(workspace, model.url)
-    run = _run_claude(workspace, workspace.parent / "home", proxy.url, "Read,Bash")
+    allowed, shape = CLAUDE_SEARCHES[how][2:]
+    run = _run_claude(workspace, workspace.parent / "home", proxy.url, allowed)
     proxy.stop()
     assert run.returncode == 0, run.stderr
     scripted = [r for r in model.model_requests if r.turn is not None]
     assert [r.turn for r in scripted] == [0, 1, 2]
-    first = grep_results(scripted[1])
-    assert first and search_lines(*first[0]), first  # the search printed numbered lines
+    (first, default), *_ = claude_search_results(scripted[1])
+    assert shape in first and search_lines(first, default), first
     for record in scripted:
-        assert stale_search_lines(grep_results(record), record, workspace) == [], record.turn
-    (after, _), *_ = grep_results(scripted[2])
+        found = claude_search_results(record)
+        assert stale_search_lines(found, record, workspace) == [], record.turn
+    (after, _), *_ = claude_search_results(scripted[2])
     assert NOTE in after and "return quantity * RATE * 2" in after, after
 
 
 @needs_claude
-def test_claude_code_grep_n_control_without_the_proxy(workspace: Path, start_model) -> None:
+@pytest.mark.parametrize("how", sorted(CLAUDE_SEARCHES))
+def test_claude_code_search_control_without_the_proxy(
+    workspace: Path, start_model, how: str
+) -> None:
     _setup(workspace)
-    model = start_model(_claude_script(workspace))
-    run = _run_claude(workspace, workspace.parent / "home", model.url, "Read,Bash")
+    model = start_model(_claude_script(workspace, how))
+    run = _run_claude(workspace, workspace.parent / "home", model.url, CLAUDE_SEARCHES[how][2])
     assert run.returncode == 0, run.stderr
     scripted = [r for r in model.model_requests if r.turn is not None]
-    stale = stale_search_lines(grep_results(scripted[2]), scripted[2], workspace)
-    assert stale and "calc.py" in stale[0], stale
-
-
-# -- Claude Code: the Grep tool, content mode -------------------------------------------------
-
-
-def grep_tool_results(record: Record) -> list[tuple[str, str | None]]:
-    """(output, the file when Grep searched one file) of every Grep result."""
-    calls: dict[str, str] = {}
-    found = []
-    for message in record.body.get("messages", []):
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if block.get("type") == "tool_use" and block.get("name") == "Grep":
-                calls[block["id"]] = str(block["input"].get("path", ""))
-            elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls:
-                path = calls[block["tool_use_id"]]
-                found.append((_text(block.get("content")), path if path.endswith(".py") else None))
-    return found
-
-
-def _grep_tool_script(root: Path) -> list[Any]:
-    def change_outside() -> None:
-        (root / "calc.py").write_text(CALC_CHANGED)
-
-    grep = {"pattern": "RATE", "path": str(root), "output_mode": "content", "-n": True}
-    return [
-        Reply(tool="Grep", input=grep),
-        Reply(tool="Read", input={"file_path": str(root / "notes.md")}, after=change_outside),
-        Reply(text="Done."),
-    ]
-
-
-@needs_claude
-def test_claude_code_grep_tool_through_the_proxy(workspace: Path, start_model, start_proxy) -> None:
-    _setup(workspace)
-    model = start_model(_grep_tool_script(workspace))
-    proxy = start_proxy(workspace, model.url)
-    run = _run_claude(workspace, workspace.parent / "home", proxy.url, "Read,Grep")
-    proxy.stop()
-    assert run.returncode == 0, run.stderr
-    scripted = [r for r in model.model_requests if r.turn is not None]
-    assert [r.turn for r in scripted] == [0, 1, 2]
-    (first, _), *_ = grep_tool_results(scripted[1])
-    assert "calc.py:5:    return quantity * RATE" in first, first  # Grep's own output shape
-    for record in scripted:
-        assert stale_search_lines(grep_tool_results(record), record, workspace) == [], record.turn
-    (after, _), *_ = grep_tool_results(scripted[2])
-    assert NOTE in after and "return quantity * RATE * 2" in after, after
-
-
-@needs_claude
-def test_claude_code_grep_tool_control_without_the_proxy(workspace: Path, start_model) -> None:
-    _setup(workspace)
-    model = start_model(_grep_tool_script(workspace))
-    run = _run_claude(workspace, workspace.parent / "home", model.url, "Read,Grep")
-    assert run.returncode == 0, run.stderr
-    scripted = [r for r in model.model_requests if r.turn is not None]
-    stale = stale_search_lines(grep_tool_results(scripted[2]), scripted[2], workspace)
+    stale = stale_search_lines(claude_search_results(scripted[2]), scripted[2], workspace)
     assert stale and "calc.py" in stale[0], stale
 
 
