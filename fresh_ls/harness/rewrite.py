@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Collection, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Unpack
 
@@ -343,6 +343,7 @@ def _steps(
     result_spans: ResultSpans | None = None,
     header: str = PROJECTION_HEADER,
     placement: str | None = None,
+    views_held: Collection[str] | None = None,
 ) -> Generator[_Call, Any, Rewritten]:
     messages = messages_of(request)
     form: Format = fmt or detect_format(request)
@@ -352,8 +353,11 @@ def _steps(
     view_of = _resolver(view_ids)
     in_request = {v for v in (view_of(r.call_id) for r in results) if v is not None}
     calls = [r.call_id for r in sorted(results, key=_position)]
-    known = yield _Call("stale", (session,), {})
-    held = [v["viewId"] for v in known.get("views", [])]
+    if views_held is None:
+        known = yield _Call("stale", (session,), {})
+        held = [v["viewId"] for v in known.get("views", [])]
+    else:  # the caller asked the server just before: no second round trip
+        held = list(views_held)
     present = sorted(v for v in held if v in in_request)
     gone = [v for v in held if v not in in_request] if forget_missing else []
     if gone:
@@ -410,7 +414,9 @@ class RewriteOptions(TypedDict, total=False):
     and ``budget_bytes`` (None: the connection's), ``forget_missing`` (True),
     ``result_id`` and ``result_spans`` (None), ``header`` (``PROJECTION_HEADER``) and
     ``placement`` (None: ``end``; ``"anchored"``: current code is sent once, after the
-    newest tool result, and carried there while it holds; see ``fresh_ls.core.ledger``)."""
+    newest tool result, and carried there while it holds; see ``fresh_ls.core.ledger``),
+    ``views_held`` (None: asked with ``fresh/stale``; else the session's view ids as the
+    caller just learned them, which spares that round trip)."""
 
     view_ids: ViewIds
     fmt: Format | None
@@ -421,6 +427,7 @@ class RewriteOptions(TypedDict, total=False):
     result_spans: ResultSpans | None
     header: str
     placement: str | None
+    views_held: Collection[str] | None
 
 
 def rewrite_request(

@@ -443,13 +443,15 @@ class Proxy:
     def _root_names(self) -> list[str]:
         return [str(self.root), *(str(a) for a in self.also)]
 
-    async def _forgotten(self, client: Any, session: str, state: SessionState) -> dict[str, str]:
+    async def _forgotten(
+        self, client: Any, session: str, state: SessionState
+    ) -> dict[str, str] | None:
         """Ask the server which of the session's views it holds (``fresh/forget``, a
         forgotten session or a reset state dir drop views behind the proxy's back): a tool
         result whose view is gone is read again, so it is registered anew rather than sent
-        unmarked. The status of each view held, by id."""
+        unmarked. The status of each view held, by id (None: nothing to ask yet)."""
         if not state.views and not state.searches:
-            return {}
+            return None
         known = {v["viewId"]: v["status"] for v in (await client.stale(session))["views"]}
         for view_id in [v for v in state.views if v not in known]:
             state.views.discard(view_id)
@@ -498,10 +500,13 @@ class Proxy:
         calls = tool_calls(shape, body)  # read once: registration and refreshes share them
         held = await self._register(client, shape, session, state, body, blocks, calls)
         touched = await self._searches_and_outside(
-            client, shape, session, state, body, known, [c.call_id for c in calls]
+            client, shape, session, state, body, known or {}, [c.call_id for c in calls]
         )
         if not held:
             return dict(body) if touched else None
+        # What the server holds, as asked above plus what this request registered: the
+        # rewriter need not ask again (one fresh/stale per request, not two).
+        views_held = None if known is None else {*known, *held}
         done: Rewritten
         if shape == "responses":
             out, done = await arewrite_responses(
@@ -511,6 +516,7 @@ class Proxy:
                 policy=self.policy,
                 budget_bytes=self.budget_bytes,
                 placement=self.placement,
+                views_held=views_held,
             )
         else:
             done = await arewrite_request(
@@ -523,6 +529,7 @@ class Proxy:
                 forget_missing=False,
                 result_spans=_spans_of(blocks) if blocks else None,
                 placement=self.placement,
+                views_held=views_held,
             )
             out = done.request
         if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):

@@ -12,7 +12,7 @@ final ``user`` message item, the last thing in the request as in the other shape
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
@@ -59,6 +59,7 @@ async def arewrite_responses(
     budget_bytes: int | None = None,
     forget_missing: bool = False,
     placement: str | None = None,
+    views_held: Collection[str] | None = None,
 ) -> tuple[dict[str, Any], Rewritten]:
     """The rewritten copy of a Responses request body, and what the rewriter made."""
     if not isinstance(body.get("input"), list):
@@ -73,6 +74,7 @@ async def arewrite_responses(
         budget_bytes=budget_bytes,
         forget_missing=forget_missing,
         placement=placement,
+        views_held=views_held,
     )
     out = copy.deepcopy(dict(body))
     items = out["input"]
