@@ -82,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"fresh-ls audit: {problem.path}: {problem.error}", file=sys.stderr)
     print(
         "fresh-ls audit: no transcript could be read. Give paths to OpenHands llm_completions"
-        " directories or output.jsonl files, SWE-agent .traj files or mini-swe-agent"
-        " .traj.json files (use --format to force a format).",
+        " directories or output.jsonl files, SWE-agent .traj files, mini-swe-agent"
+        " .traj.json files, or Claude Code / Codex sessions (~/.claude/projects,"
+        " ~/.codex/sessions, or a folder under them; use --format to force a format).",
         file=sys.stderr,
     )
     return EXIT_NOTHING_READ
