@@ -1,9 +1,9 @@
-"""`fresh-ls audit` on the session files real Claude Code and Codex write themselves.
+"""`fresh-ls audit` on the session files real Claude Code, Codex and Pi write themselves.
 
 Each test runs the real agent CLI (pinned, from ``make agents``) against the scripted model on
 127.0.0.1, with a private home (``HOME``, ``CLAUDE_CONFIG_DIR`` / ``CODEX_HOME`` in the test's
-temp dir), then audits the folder the agent wrote its transcript into, as a user would audit
-``~/.claude`` or ``~/.codex``.
+temp dir; Pi keeps its sessions under ``HOME``), then audits the folder the agent wrote its
+transcript into, as a user would audit ``~/.claude``, ``~/.codex`` or ``~/.pi``.
 
 The stale script: the agent reads ``calc.py``; once that read has reached the model, the file
 changes on disk outside the agent (a header line on top, a changed value); the agent's next
@@ -33,8 +33,10 @@ from tests.proxy.test_agents_e2e import (
     CLAUDE,
     CODEX,
     NOTES,
+    PI,
     needs_claude,
     needs_codex,
+    needs_pi,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -285,6 +287,88 @@ def test_codex_rollout_apply_patch_is_placed_on_lines(tmp_path: Path, how: str) 
     assert run["edits"]["outside"] == 0
     # The patch changed line 9: the cat -n read (lines 1-9) went stale, sed's 1-2 did not.
     assert _stale(run, "wide") == [[], [], [], [0], [0]]
+    assert _view(run, 0)["staleReason"] == "edited by step 2 (lines placed from the recorded diff)"
+    assert _view(run, 1)["staleReason"] is None
+    assert [(s["path"], s["lines"], s["stale"]) for s in run["searchList"]] == [
+        ("calc.py", [1, 5], [])
+    ]
+
+
+# -- Pi --------------------------------------------------------------------------------------
+
+
+def _run_pi(root: Path, home: Path, base_url: str) -> None:
+    agent_dir = home / ".pi" / "agent"
+    agent_dir.mkdir(parents=True, exist_ok=True)
+    provider = {
+        "baseUrl": base_url + "/v1",
+        "api": "openai-completions",
+        "apiKey": "sk-test-not-a-real-key",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "fake-model"}],
+    }
+    (agent_dir / "models.json").write_text(json.dumps({"providers": {"fake": provider}}))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "PI_OFFLINE": "1"}
+    done = subprocess.run(
+        [str(PI), "-p", "--provider", "fake", "--model", "fake-model", "--mode", "json",
+         "Look at calc.py."],
+        cwd=root, env=env, capture_output=True, text=True, timeout=240,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert '"isError":true' not in done.stdout, done.stdout[-2000:]
+
+
+def _pi_read(name: str) -> dict[str, Any]:
+    return {"tool": "read", "input": {"path": name}}
+
+
+@needs_pi
+@pytest.mark.parametrize("changed", [True, False], ids=["outside-change", "control"])
+def test_pi_session_shows_the_outside_change(tmp_path: Path, changed: bool) -> None:
+    root = _workspace(tmp_path)
+    home = tmp_path / "home"
+    with ScriptedModel(_reread_script(root, changed, _pi_read), root) as model:
+        _run_pi(root, home, model.url)
+        turns = [r.turn for r in model.model_requests if r.turn is not None]
+    assert turns == [0, 1, 2, 3]
+    assert list(home.glob(".pi/agent/sessions/*/*.jsonl")), "Pi wrote no session file"
+    run = _only_run(_audit(str(home / ".pi")), "pi")
+    assert run["requests"] == 4
+    if not changed:
+        assert _stale(run) == [[], [], [], []] and run["edits"]["outside"] == 0
+        return
+    assert run["edits"]["outside"] == 1
+    assert _stale(run) == [[], [], [], [0]]
+    assert "changed outside the agent (seen by step 2)" in _view(run, 0)["staleReason"]
+    assert _view(run, 2)["staleReason"] is None
+
+
+@needs_pi
+def test_pi_session_edit_is_placed_from_its_diff(tmp_path: Path) -> None:
+    """Pi's edit result numbers the lines it changed: the edit hits the read that showed
+    line 9 and not the one that showed lines 1-2."""
+    root = _workspace(tmp_path)
+    script = [
+        Reply(**_pi_read("calc.py")),
+        Reply(tool="read", input={"path": "calc.py", "offset": 1, "limit": 2}),
+        Reply(
+            tool="edit",
+            input={
+                "path": "calc.py",
+                "edits": [{"oldText": "return amount // 5", "newText": "return amount // 4"}],
+            },
+        ),
+        Reply(tool="bash", input={"command": "grep -n RATE calc.py"}),
+        Reply(text="Done."),
+    ]
+    home = tmp_path / "home"
+    with ScriptedModel(script, root) as model:
+        _run_pi(root, home, model.url)
+    assert (root / "calc.py").read_text() == CALC.replace("// 5", "// 4")
+    run = _only_run(_audit(str(home / ".pi")), "pi")
+    assert run["edits"] == {"applied": 1, "failed": 0, "unplaced": 0, "shell": 0, "outside": 0}
+    assert _stale(run) == [[], [], [], [0], [0]]
     assert _view(run, 0)["staleReason"] == "edited by step 2 (lines placed from the recorded diff)"
     assert _view(run, 1)["staleReason"] is None
     assert [(s["path"], s["lines"], s["stale"]) for s in run["searchList"]] == [

@@ -3,7 +3,8 @@
 The names are the ones ``meta.json`` uses in the shared fixtures, so ``--format`` accepts the
 same words: ``openhands-completion``, ``openhands-events``, ``swe-agent-traj``,
 ``mini-swe-agent``; and the session files agents write on their own: ``claude-code``
-(``~/.claude/projects``) and ``codex`` (``~/.codex/sessions``), one run per JSON-lines file.
+(``~/.claude/projects``), ``codex`` (``~/.codex/sessions``) and ``pi``
+(``~/.pi/agent/sessions``), one run per JSON-lines file.
 """
 
 FORMATS = (
@@ -13,6 +14,7 @@ FORMATS = (
     "mini-swe-agent",
     "claude-code",
     "codex",
+    "pi",
 )
 #: Formats whose JSON-lines file is one run (its records read together), not a run per line.
-SESSION_FORMATS = ("claude-code", "codex")
+SESSION_FORMATS = ("claude-code", "codex", "pi")

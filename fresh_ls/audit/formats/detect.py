@@ -11,6 +11,7 @@ from fresh_ls.audit.formats import (
     mini_swe_agent,
     openhands_completion,
     openhands_events,
+    pi,
     swe_agent,
 )
 from fresh_ls.audit.steps import Transcript
@@ -24,6 +25,7 @@ PARSERS: dict[str, Parser] = {
     mini_swe_agent.FORMAT: mini_swe_agent.parse,
     claude_code.FORMAT: claude_code.parse,
     codex.FORMAT: codex.parse,
+    pi.FORMAT: pi.parse,
 }
 
 
@@ -34,6 +36,7 @@ LOOKS_LIKE: dict[str, Callable[[Any], bool]] = {
     mini_swe_agent.FORMAT: mini_swe_agent.looks_like,
     claude_code.FORMAT: claude_code.looks_like,
     codex.FORMAT: codex.looks_like,
+    pi.FORMAT: pi.looks_like,
 }
 
 
@@ -42,6 +45,8 @@ def detect_session(records: list[Any]) -> str | None:
     session file), or None when its lines are separate records (event histories)."""
     if codex.looks_like(records):
         return codex.FORMAT
+    if pi.looks_like(records):
+        return pi.FORMAT
     if claude_code.looks_like(records):
         return claude_code.FORMAT
     return None
