@@ -97,7 +97,7 @@ def render_text(report: Report, verbose: bool = False) -> str:
             else ("shell reads not counted (--shell-reads counts them)")
         )
         out.append(
-            "  strict: editor views, SWE-agent windows and Claude Code Reads;"
+            "  strict: editor views, SWE-agent windows, Claude Code and Pi reads;"
             " wide: also edit results;"
         )
         out.append(f"  {shell}")
