@@ -82,7 +82,7 @@ def _view(run: dict[str, Any], view_id: int) -> dict[str, Any]:
 # -- Claude Code -----------------------------------------------------------------------------
 
 
-def _run_claude(root: Path, config: Path, base_url: str, tools: str) -> None:
+def _run_claude(root: Path, config: Path, base_url: str, tools: str, *extra: str) -> None:
     config.mkdir(parents=True, exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -98,7 +98,7 @@ def _run_claude(root: Path, config: Path, base_url: str, tools: str) -> None:
     }
     done = subprocess.run(
         [str(CLAUDE), "-p", "Look at calc.py.", "--output-format", "json",
-         "--allowedTools", tools, "--model", "claude-sonnet-4-5"],
+         "--allowedTools", tools, "--model", "claude-sonnet-4-5", *extra],
         cwd=root, env=env, capture_output=True, text=True, timeout=240,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -374,3 +374,72 @@ def test_pi_session_edit_is_placed_from_its_diff(tmp_path: Path) -> None:
     assert [(s["path"], s["lines"], s["stale"]) for s in run["searchList"]] == [
         ("calc.py", [1, 5], [])
     ]
+
+
+# -- between two sessions of one conversation ------------------------------------------------
+
+
+def _between_sessions_script(root: Path, read: Any) -> list[Reply]:
+    """First session: read calc.py, answer. Second (the conversation resumed): read it again,
+    answer. The test changes the file between the two, as a user or a formatter would."""
+    return [
+        Reply(**read("calc.py")),
+        Reply(text="Read it."),
+        Reply(**read("calc.py")),
+        Reply(text="Read it again."),
+    ]
+
+
+@needs_codex
+def test_codex_exec_resume_after_an_outside_change(tmp_path: Path) -> None:
+    """`codex exec`, the file changes, `codex exec resume --last`: the resumed session's first
+    request re-sends the old listing; its re-read shows the change, and the audit of the one
+    rollout Codex appended both sessions to reports the first listing stale from then on."""
+    root = _workspace(tmp_path)
+    codex_home = tmp_path / "home" / ".codex"
+    with ScriptedModel(_between_sessions_script(root, _cat), root) as model:
+        _run_codex(root, codex_home, model.url, "fake-model", "Look at calc.py.")
+        (root / "calc.py").write_text(CALC_CHANGED)
+        _run_codex(root, codex_home, model.url, "fake-model", "resume", "--last", "Again.")
+        turns = [r.turn for r in model.model_requests if r.turn is not None]
+    assert turns == [0, 1, 2, 3]
+    rollouts = list(codex_home.glob("sessions/*/*/*/rollout-*.jsonl"))
+    assert len(rollouts) == 1, rollouts
+    run = _only_run(_audit(str(codex_home), "--shell-reads"), "codex")
+    assert run["requests"] == 4
+    assert run["edits"]["outside"] == 1
+    assert _stale(run, "wide") == [[], [], [], [0]]
+    assert "changed outside the agent (seen by step 1)" in _view(run, 0)["staleReason"]
+    # A session still being written ends mid-line: that line is reported, the rest audited.
+    with rollouts[0].open("a") as handle:
+        handle.write('{"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payl')
+    report = _audit(str(codex_home), "--shell-reads")
+    (problem,) = report["problems"]
+    assert "not valid JSON" in problem["error"] and "line skipped" in problem["error"]
+    assert [(r["format"], r["requests"]) for r in report["runs"]] == [("codex", 4)]
+
+
+@needs_claude
+def test_claude_code_continue_after_an_outside_change(tmp_path: Path) -> None:
+    """`claude -p`, the file changes, `claude -p --continue`: the same, in Claude Code's
+    session file."""
+    root = _workspace(tmp_path)
+    config = tmp_path / "home" / "claude-config"
+
+    def read(name: str) -> dict[str, Any]:
+        return {"tool": "Read", "input": {"file_path": str(root / name)}}
+
+    with ScriptedModel(_between_sessions_script(root, read), root) as model:
+        _run_claude(root, config, model.url, "Read")
+        (root / "calc.py").write_text(CALC_CHANGED)
+        _run_claude(root, config, model.url, "Read", "--continue")
+        turns = [r.turn for r in model.model_requests if r.turn is not None]
+    assert turns == [0, 1, 2, 3]
+    report = _audit(str(config))
+    assert report["problems"] == []
+    stale = [r for r in report["runs"] if r["edits"]["outside"]]
+    assert len(stale) == 1, [(r["run"], r["requests"]) for r in report["runs"]]
+    run = stale[0]
+    assert _view(run, 0)["path"] == "calc.py"
+    assert "changed outside the agent" in _view(run, 0)["staleReason"]
+    assert _stale(run)[-1] == [0]
