@@ -37,7 +37,7 @@ def looks_like(records: Any) -> bool:
 def diff_as_patch(path: str, diff: str) -> str | None:
     """Pi's edit diff (``-N old``, ``+N new``, `` N context`` lines, ``...`` between) as a
     unified diff, hunk by hunk; None when a line is not in that shape."""
-    hunks: list[tuple[int, list[str], list[str]]] = []  # (old start, removed, added)
+    hunks: list[tuple[int, int, list[str], list[str]]] = []  # old and new start, texts
     removed: list[tuple[int, str]] = []
     added: list[tuple[int, str]] = []
     delta = 0  # new numbering minus old, above the current hunk
@@ -46,7 +46,8 @@ def diff_as_patch(path: str, diff: str) -> str | None:
         nonlocal delta, removed, added
         if removed or added:
             start = removed[0][0] if removed else added[0][0] - delta
-            hunks.append((start, [t for _, t in removed], [t for _, t in added]))
+            new_start = added[0][0] if added else start + delta
+            hunks.append((start, new_start, [t for _, t in removed], [t for _, t in added]))
             delta += len(added) - len(removed)
         removed, added = [], []
 
@@ -68,9 +69,9 @@ def diff_as_patch(path: str, diff: str) -> str | None:
     if not hunks:
         return None
     out = [f"--- {path}", f"+++ {path}"]
-    for start, old, new in hunks:
+    for start, new_start, old, new in hunks:
         old_start = start if old else start - 1  # an insertion goes after line start - 1
-        out.append(f"@@ -{old_start},{len(old)} +{start},{len(new)} @@")
+        out.append(f"@@ -{old_start},{len(old)} +{new_start},{len(new)} @@")
         out.extend("-" + t for t in old)
         out.extend("+" + t for t in new)
     return "\n".join(out) + "\n"
