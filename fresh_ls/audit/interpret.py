@@ -17,6 +17,7 @@ counts as stale.
 from __future__ import annotations
 
 import difflib
+import re
 
 from fresh_ls.audit.ledger import Ledger, View
 from fresh_ls.audit.locate import (
@@ -67,7 +68,9 @@ _FAILURES = (
 )
 
 
-_CLIPPED = "<response clipped>"
+#: A line an agent cut (OpenHands clips a listing's last line; Codex cuts a long output in
+#: the middle of a line, ``…N chars truncated…``): its text is no evidence of a change.
+_CUT = re.compile(r"<response clipped>|…\d+ (?:chars|tokens|lines) truncated…")
 
 
 def _norm(text: str) -> str:
@@ -237,9 +240,11 @@ class Interpreter:
             for n, t in lines.items()
             if n in model.known
             and _norm(model.known[n]) != _norm(t)
-            and _CLIPPED not in t + model.known[n]  # a listing's cut last line
+            and not _CUT.search(t + "\n" + model.known[n])
         ]
         old = self._whole_known(path)
+        if old is not None and any(_CUT.search(t) for t in old):
+            old = None
         whole = old is not None and total is not None and len(lines) == total
         new = [lines[n] for n in range(1, total + 1)] if whole and total is not None else []
         if whole and old is not None:

@@ -236,3 +236,26 @@ def test_session_folder_without_sessions_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "settings.json").write_text("{}\n")
     done = _cli(str(tmp_path))
     assert done.returncode == 2 and "Claude Code / Codex sessions" in done.stderr
+
+
+def test_codex_cut_output_is_no_evidence_of_a_change() -> None:
+    """Codex cuts a long output inside a line (as 0.171.0 does, ``…N chars truncated…``);
+    a later read of that line in full is not a change outside the agent."""
+    head = "".join(f"{n:6}\tx{n} = {n}\n" for n in range(1, 3))
+    cut = head + "     3\tx3 = …3237 chars truncated…0 = 4000\n"
+    records = [
+        _cx("session_meta", id="r1", cwd=ROOT),
+        _cx("response_item", type="function_call", name="exec_command", call_id="c1",
+            arguments=json.dumps({"cmd": "cat -n big.py"})),
+        _cx("response_item", type="function_call_output", call_id="c1",
+            output="Process exited with code 0\nOutput:\nWarning: truncated output (original"
+            " token count: 8000)\nTotal output lines: 4000\n\n" + cut),
+        _cx("response_item", type="function_call", name="exec_command", call_id="c2",
+            arguments=json.dumps({"cmd": "sed -n '2,3p' big.py"})),
+        _cx("response_item", type="function_call_output", call_id="c2",
+            output="Process exited with code 0\nOutput:\nx2 = 2\nx3 = 3\n"),
+        _cx("response_item", type="message", role="assistant", content=[]),
+    ]  # fmt: skip
+    run = interpret(codex.parse(records, "r1", "r1.jsonl"), shell_reads=True)
+    assert run.outside_changes == 0, run.notes
+    assert run.requests[-1].stale_wide == frozenset()
