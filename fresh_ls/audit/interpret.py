@@ -73,6 +73,21 @@ _FAILURES = (
 _CUT = re.compile(r"<response clipped>|…\d+ (?:chars|tokens|lines) truncated…")
 
 
+def _differ(seen: str, shown: str) -> bool:
+    """Whether two showings of one line prove it changed. A cut line proves nothing, nor
+    does a long line shown whole once and cut short (with or without a mark) another time."""
+    a, b = _norm(seen), _norm(shown)
+    if a == b or _CUT.search(seen + "\n" + shown):
+        return False
+    short, long = sorted((a, b), key=len)
+    stem = short.rstrip(".… ")
+    return not (len(short) >= _LONG_LINE and long.startswith(stem))
+
+
+#: Tools cut lines longer than this (Claude Code's Read at 2000 characters).
+_LONG_LINE = 500
+
+
 def _norm(text: str) -> str:
     """Line text as compared across tools: listings expand tabs (to varying widths) and drop
     trailing blanks, so only the words count; a change of whitespace alone is not seen."""
@@ -235,20 +250,14 @@ class Interpreter:
             return
         if model is None or not model.known:
             return
-        differs = [
-            n
-            for n, t in lines.items()
-            if n in model.known
-            and _norm(model.known[n]) != _norm(t)
-            and not _CUT.search(t + "\n" + model.known[n])
-        ]
+        differs = [n for n, t in lines.items() if n in model.known and _differ(model.known[n], t)]
         old = self._whole_known(path)
         if old is not None and any(_CUT.search(t) for t in old):
             old = None
         whole = old is not None and total is not None and len(lines) == total
         new = [lines[n] for n in range(1, total + 1)] if whole and total is not None else []
         if whole and old is not None:
-            if [_norm(t) for t in old] == [_norm(t) for t in new]:
+            if len(old) == len(new) and not any(map(_differ, old, new)):
                 return
         elif not differs:
             return
