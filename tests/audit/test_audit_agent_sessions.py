@@ -443,3 +443,33 @@ def test_claude_code_continue_after_an_outside_change(tmp_path: Path) -> None:
     assert _view(run, 0)["path"] == "calc.py"
     assert "changed outside the agent" in _view(run, 0)["staleReason"]
     assert _stale(run)[-1] == [0]
+
+
+# -- a session that ran through fresh-ls ------------------------------------------------------
+
+
+@needs_claude
+def test_claude_code_session_through_the_proxy_is_the_baseline(tmp_path: Path) -> None:
+    """The proxy end-to-end script (read, outside change, read another file, re-read, edit)
+    through `fresh-ls proxy`: the proxy refreshed the stale read on the wire, but the session
+    file holds what Claude Code recorded, so the audit reports the stale view the outside
+    change made, and the edit's hit on the re-read, as without fresh-ls."""
+    from tests.proxy.conftest import ProxyProcess
+    from tests.proxy.test_agents_e2e import _script
+
+    root = _workspace(tmp_path)
+    config = tmp_path / "home" / "claude-config"
+    with ScriptedModel(_script(root), root) as model:
+        proxy = ProxyProcess(root, model.url)
+        try:
+            _run_claude(root, config, proxy.url, "Read,Edit,Write")
+        finally:
+            proxy.stop()
+        after_change = [r for r in model.model_requests if r.turn == 2]
+    assert "return quantity * RATE * 2" in json.dumps(after_change[0].body)  # refreshed
+    run = _only_run(_audit(str(config)), "claude-code")
+    assert run["requests"] == 5
+    assert run["edits"]["outside"] == 1 and run["edits"]["applied"] == 1
+    assert _stale(run) == [[], [], [], [0], [0, 2]]
+    assert "changed outside the agent (seen by step 2)" in _view(run, 0)["staleReason"]
+    assert _view(run, 2)["staleReason"] == "edited by step 3 (lines placed from the recorded diff)"

@@ -259,3 +259,23 @@ def test_codex_cut_output_is_no_evidence_of_a_change() -> None:
     run = interpret(codex.parse(records, "r1", "r1.jsonl"), shell_reads=True)
     assert run.outside_changes == 0, run.notes
     assert run.requests[-1].stale_wide == frozenset()
+
+
+def test_audit_run_reads_a_session_file(tmp_path: Path) -> None:
+    """The library entry point takes a session file as the CLI does."""
+    from fresh_ls.audit import audit_run
+
+    records = [
+        _cc("assistant", [_use("t1", "Read", file_path=f"{ROOT}/calc.py")], "m1"),
+        _read_record("t1", CALC),
+        _cc("assistant", [{"type": "text", "text": "Done."}], "m2"),
+    ]
+    path = tmp_path / "0b8c7a8e-0000-4000-8000-000000000001.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    run = audit_run(path)
+    assert (run.format, run.run, len(run.requests)) == (
+        "claude-code",
+        "0b8c7a8e-0000-4000-8000-000000000001",
+        2,
+    )
+    assert run.views[0].path == "calc.py" and run.views[0].strict
