@@ -86,8 +86,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         "fresh-ls audit: no transcript could be read. Give paths to OpenHands llm_completions"
         " directories or output.jsonl files, SWE-agent .traj files, mini-swe-agent"
-        " .traj.json files, or Claude Code / Codex sessions (~/.claude/projects,"
-        " ~/.codex/sessions, or a folder under them; use --format to force a format).",
+        " .traj.json files, or Claude Code / Codex / Pi sessions (~/.claude, ~/.codex,"
+        " ~/.pi, or a folder under them; use --format to force a format).",
         file=sys.stderr,
     )
     return EXIT_NOTHING_READ

@@ -204,7 +204,7 @@ class Interpreter:
 
     def step(self, step: Step) -> None:
         if step.failed:
-            if step.tool in _EDITOR_TOOLS or step.tool == "patch":
+            if step.tool in _EDITOR_TOOLS - {"view"} or step.tool == "patch":
                 self.audit.failed_edits += 1
             if step.tool != "bash":
                 return  # an editor or view that reported an error did nothing
@@ -254,7 +254,12 @@ class Interpreter:
         old = self._whole_known(path)
         if old is not None and any(_CUT.search(t) for t in old):
             old = None
-        whole = old is not None and total is not None and len(lines) == total
+        whole = (
+            old is not None
+            and total is not None
+            and all(n in lines for n in range(1, total + 1))
+            and len(lines) == total
+        )
         new = [lines[n] for n in range(1, total + 1)] if whole and total is not None else []
         if whole and old is not None:
             if len(old) == len(new) and not any(map(_differ, old, new)):

@@ -1,7 +1,7 @@
 """From command-line paths to audited runs, reporting every file that cannot be read.
 
 A path may be a transcript file, a JSON-lines file of event-history records (one run per
-line), an agent's own session file (Claude Code, Codex: one run per JSON-lines file), a
+line), an agent's own session file (Claude Code, Codex, Pi: one run per JSON-lines file), a
 directory of OpenHands completion logs (one run: each file is one request), or any directory
 holding such things (searched recursively). Files that are not transcripts at all
 (``meta.json``, ``steps.jsonl``) are skipped quietly inside directories but reported when named
@@ -58,7 +58,8 @@ def run_name(path: Path) -> str:
 
 def session_run_name(path: Path) -> str:
     """Claude Code names a session ``<uuid>.jsonl`` in its project's folder, Codex
-    ``rollout-<time>-<uuid>.jsonl``: the session id, which the agent prints and resumes by."""
+    ``rollout-<time>-<uuid>.jsonl``, Pi ``<time>_<uuid>.jsonl``: the session id, which the
+    agent prints and resumes by."""
     name = run_name(path)
     match = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", name)
     return match.group(0) if match else name
@@ -177,8 +178,8 @@ class Auditor:
             if unit.named:
                 raise TranscriptError(
                     "not a transcript this tool reads (OpenHands completion log or event"
-                    " history, SWE-agent .traj, mini-swe-agent .traj.json, Claude Code or Codex"
-                    " session .jsonl); --format forces one"
+                    " history, SWE-agent .traj, mini-swe-agent .traj.json, Claude Code, Codex"
+                    " or Pi session .jsonl); --format forces one"
                 )
             self.report.ignored += 1
             return
@@ -221,7 +222,7 @@ class Auditor:
             self.report.ignored += 1
 
     def _session(self, path: Path, unit: Unit, records: list[tuple[int, Any]]) -> bool:
-        """An agent's own session file (Claude Code, Codex): all its records are one run. A
+        """An agent's own session file (Claude Code, Codex, Pi): all its records are one run. A
         broken line (a session still being written ends mid-line) is reported and skipped."""
         good = [r for _, r in records if not isinstance(r, TranscriptError)]
         if self.fmt is not None:

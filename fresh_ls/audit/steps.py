@@ -1,6 +1,6 @@
 """The normalized form every transcript format is parsed into.
 
-Four agent formats describe the same things differently: a tool call, its arguments, what the
+Every agent format describes the same things differently: a tool call, its arguments, what the
 tool printed back, and when the model was called. Parsing each format into one list of
 ``Step`` plus a list of request positions lets a single interpreter apply the staleness rule,
 so the rule cannot drift between formats. The fields mirror the ``steps.jsonl`` files that ship

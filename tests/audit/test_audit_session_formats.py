@@ -235,7 +235,7 @@ def test_session_folder_without_sessions_is_skipped(tmp_path: Path) -> None:
     (tmp_path / "history.jsonl").write_text(json.dumps({"display": "hi", "timestamp": 1}) + "\n")
     (tmp_path / "settings.json").write_text("{}\n")
     done = _cli(str(tmp_path))
-    assert done.returncode == 2 and "Claude Code / Codex sessions" in done.stderr
+    assert done.returncode == 2 and "Claude Code / Codex / Pi sessions" in done.stderr
 
 
 def test_codex_cut_output_is_no_evidence_of_a_change() -> None:
