@@ -279,3 +279,34 @@ def test_audit_run_reads_a_session_file(tmp_path: Path) -> None:
         2,
     )
     assert run.views[0].path == "calc.py" and run.views[0].strict
+
+
+def test_codex_older_patch_events_place_the_patch() -> None:
+    """Older Codex releases record a patch's changes in a ``patch_apply_begin`` event, each
+    file as ``{"update": {"unified_diff": ...}}``: placed on lines as the newer FileChange."""
+    patch = "*** Begin Patch\n*** Update File: calc.py\n@@\n-RATE = 10\n+RATE = 11\n*** End Patch\n"
+    records = [
+        _cx("session_meta", id="r1", cwd=ROOT),
+        _cx("response_item", type="function_call", name="shell", call_id="c1",
+            arguments=json.dumps({"command": ["cat", "-n", "calc.py"]})),
+        _cx("response_item", type="function_call_output", call_id="c1",
+            output=json.dumps({"output": _listing(CALC.rstrip("\n")) + "\n",
+                               "metadata": {"exit_code": 0}})),
+        _cx("response_item", type="function_call", name="shell", call_id="c2",
+            arguments=json.dumps({"command": ["apply_patch", patch]})),
+        _cx("event_msg", type="patch_apply_begin", call_id="c2", changes={
+            f"{ROOT}/calc.py": {"update": {"unified_diff": "@@ -1 +1 @@\n-RATE = 10\n+RATE = 11\n",
+                                           "move_path": None}}}),
+        _cx("response_item", type="function_call_output", call_id="c2",
+            output=json.dumps({"output": "Success.", "metadata": {"exit_code": 0}})),
+        _cx("response_item", type="function_call", name="shell", call_id="c3",
+            arguments=json.dumps({"command": ["sed", "-n", "4,5p", "calc.py"]})),
+        _cx("response_item", type="function_call_output", call_id="c3",
+            output=json.dumps({"output": "def total(quantity):\n    return quantity * RATE\n",
+                               "metadata": {"exit_code": 0}})),
+        _cx("response_item", type="message", role="assistant", content=[]),
+    ]  # fmt: skip
+    run = interpret(codex.parse(records, "r1", "r1.jsonl"), shell_reads=True)
+    assert (run.edits, run.unplaced_edits, run.outside_changes) == (1, 0, 0)
+    assert run.views[0].stale_reason == "edited by step 1 (lines placed from the recorded diff)"
+    assert run.requests[-1].stale_wide == frozenset({0})  # the sed read (lines 4-5) is current

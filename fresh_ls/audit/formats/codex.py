@@ -83,7 +83,7 @@ def _patch_step(step_id: int, call: _Call, patch: str) -> Step:
     deleted: list[str] = []
     if call.changes is not None:
         for path, change in call.changes.items():
-            change = obj(change)
+            change = _change(change)
             kind = change.get("type")
             diff = change.get("unified_diff")
             if kind == "update" and isinstance(diff, str) and not change.get("move_path"):
@@ -106,6 +106,17 @@ def _patch_step(step_id: int, call: _Call, patch: str) -> Step:
     step.diff = "".join(d if d.endswith("\n") else d + "\n" for d in diffs)
     step.args = {"unplaced": unplaced, "deleted": deleted}
     return step
+
+
+def _change(raw: Any) -> dict[str, Any]:
+    """One file's change as ``{"type": ..., ...}``: older releases record it as
+    ``{"update": {...}}`` / ``{"add": {...}}`` / ``{"delete": {...}}``."""
+    change = obj(raw)
+    if "type" not in change and len(change) == 1:
+        ((kind, body),) = change.items()
+        if kind in ("add", "update", "delete"):
+            return {"type": kind, **obj(body)}
+    return change
 
 
 def _step(step_id: int, call: _Call) -> Step:
@@ -155,7 +166,7 @@ def parse(data: Any, run: str, source: str) -> Transcript:
             if item.get("type") == "FileChange" and ident(item.get("id")):
                 changes[str(item["id"])] = obj(item.get("changes"))
             elif (
-                payload.get("type") == "patch_apply_end"
+                payload.get("type") in ("patch_apply_begin", "patch_apply_end")
                 and ident(payload.get("call_id"))
                 and isinstance(payload.get("changes"), dict)
             ):
