@@ -63,6 +63,18 @@ def _audit(*args: str) -> dict[str, Any]:
     return dict(json.loads(done.stdout))
 
 
+def _audit_text(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "fresh_ls", "audit", "--no-progress", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done.stdout
+
+
 def _only_run(report: dict[str, Any], fmt: str) -> dict[str, Any]:
     assert report["problems"] == [], report["problems"]
     runs = report["runs"]
@@ -144,6 +156,14 @@ def test_claude_code_session_shows_the_outside_change(tmp_path: Path, changed: b
     # The second read of calc.py (step 2) shows the change: from then on the first read
     # (view 0) is stale; the second read itself is current.
     assert run["edits"]["outside"] == 1
+    # A project folder under the config dir finds the same session; the table says it too.
+    (project,) = config.glob("projects/*")
+    assert _only_run(_audit(str(project)), "claude-code")["perRequest"] == run["perRequest"]
+    text = _audit_text(str(project), "-v")
+    (row,) = [line for line in text.splitlines() if " claude-code " in line]
+    assert row.split()[1:7] == ["claude-code", "4", "3", "3", "1", "1"], row
+    assert "1 change(s) made outside the agent were seen" in text
+    assert "calc.py changed outside the agent (seen by step 2)" in text
     assert _stale(run) == [[], [], [], [0]]
     assert "changed outside the agent (seen by step 2)" in _view(run, 0)["staleReason"]
     assert _view(run, 2)["staleReason"] is None
