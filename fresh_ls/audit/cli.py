@@ -18,12 +18,15 @@ _DESCRIPTION = """\
 Measure stale file views in coding-agent transcripts, from the transcripts alone.
 
 A view counts as stale in a model request when, after the view and before the request, the
-agent's own edit changed a line the view showed. "strict" counts editor views and SWE-agent
-windows; "wide" also counts the snippets edit tools print (and shell reads with --shell-reads).
+agent's own edit changed a line the view showed (or a change outside the agent did, once later
+tool output shows it). "strict" counts editor views, SWE-agent windows and Claude Code / Pi
+reads; "wide" also counts the snippets edit tools print (and shell reads with --shell-reads).
 
 PATH may be an OpenHands llm_completions/<instance>/ directory or one of its .json files, an
-OpenHands output.jsonl (one run per line), a SWE-agent .traj, a mini-swe-agent .traj.json, or
-a directory holding any of these (searched recursively).
+OpenHands output.jsonl (one run per line), a SWE-agent .traj, a mini-swe-agent .traj.json, a
+Claude Code, Codex or Pi session .jsonl, or a directory holding any of these (searched
+recursively), e.g. ~/.claude, ~/.codex (with --shell-reads: Codex reads through its shell),
+~/.pi.
 """
 
 
@@ -82,8 +85,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"fresh-ls audit: {problem.path}: {problem.error}", file=sys.stderr)
     print(
         "fresh-ls audit: no transcript could be read. Give paths to OpenHands llm_completions"
-        " directories or output.jsonl files, SWE-agent .traj files or mini-swe-agent"
-        " .traj.json files (use --format to force a format).",
+        " directories or output.jsonl files, SWE-agent .traj files, mini-swe-agent"
+        " .traj.json files, or Claude Code / Codex / Pi sessions (~/.claude, ~/.codex,"
+        " ~/.pi, or a folder under them; use --format to force a format).",
         file=sys.stderr,
     )
     return EXIT_NOTHING_READ

@@ -6,9 +6,18 @@ and, only for the wide count, edit-result snippets and shell reads when asked fo
 change nothing. Search results (``grep -n``, ``rg -n``, ``git grep -n``) are sparse views: every
 line they printed is followed under the same rule, counted apart from file views. Before each
 model request the stale views and stale search lines are recorded.
+
+A change made outside the agent (a formatter, a human, another process) is in no transcript
+as a tool call, but later tool output can prove it: a read showing other text on a line the
+run had seen. It is then applied like an edit, from the moment it was seen: placed on lines
+when both the old and the new text of the whole file are known, else every view of the file
+counts as stale.
 """
 
 from __future__ import annotations
+
+import difflib
+import re
 
 from fresh_ls.audit.ledger import Ledger, View
 from fresh_ls.audit.locate import (
@@ -29,7 +38,8 @@ from fresh_ls.toolcalls.numbered import (
     parse_window,
     plain_lines,
 )
-from fresh_ls.toolcalls.searches import SearchCommand, searched, shell_search
+from fresh_ls.toolcalls.patches import parse_patch
+from fresh_ls.toolcalls.searches import SearchCommand, grep_tool, searched, shell_search
 from fresh_ls.toolcalls.sed import Replace, Substitute, Unknown
 from fresh_ls.toolcalls.shell_effects import Effects, Write, analyze
 
@@ -56,6 +66,32 @@ _FAILURES = (
     "No such file",
     "Usage:",
 )
+
+
+#: A line an agent cut (OpenHands clips a listing's last line; Codex cuts a long output in
+#: the middle of a line, ``…N chars truncated…``): its text is no evidence of a change.
+_CUT = re.compile(r"<response clipped>|…\d+ (?:chars|tokens|lines) truncated…")
+
+
+def _differ(seen: str, shown: str) -> bool:
+    """Whether two showings of one line prove it changed. A cut line proves nothing, nor
+    does a long line shown whole once and cut short (with or without a mark) another time."""
+    a, b = _norm(seen), _norm(shown)
+    if a == b or _CUT.search(seen + "\n" + shown):
+        return False
+    short, long = sorted((a, b), key=len)
+    stem = short.rstrip(".… ")
+    return not (len(short) >= _LONG_LINE and long.startswith(stem))
+
+
+#: Tools cut lines longer than this (Claude Code's Read at 2000 characters).
+_LONG_LINE = 500
+
+
+def _norm(text: str) -> str:
+    """Line text as compared across tools: listings expand tabs (to varying widths) and drop
+    trailing blanks, so only the words count; a change of whitespace alone is not seen."""
+    return " ".join(text.split())
 
 
 def edit_failed(observation: str) -> bool:
@@ -90,6 +126,10 @@ class Interpreter:
         self.edited: set[str] = set()
         # Files whose first change in the run wrote them whole: new files, as far as we know.
         self.created: set[str] = set()
+        # Files whose known text rests on edits this audit inferred (placed from snippets,
+        # sed, shell writes): their text is no evidence of an outside change until the whole
+        # file is seen again.
+        self.inferred: set[str] = set()
         self.audit = RunAudit(transcript.run, transcript.source, transcript.format, shell_reads)
         self.audit.notes.extend(transcript.notes)
         self.open_file: str | None = None
@@ -163,6 +203,19 @@ class Interpreter:
     # -- one tool call ---------------------------------------------------------------------
 
     def step(self, step: Step) -> None:
+        if step.failed:
+            if step.tool in _EDITOR_TOOLS - {"view"} or step.tool == "patch":
+                self.audit.failed_edits += 1
+            if step.tool != "bash":
+                return  # an editor or view that reported an error did nothing
+        if step.before is not None and step.path:
+            before = plain_lines(step.before)
+            self._observed(
+                self.key(step.path, step.cwd), dict(enumerate(before, 1)), step, len(before)
+            )
+        saved = self.cwd
+        if step.cwd:
+            self.cwd = step.cwd
         handler = {
             "view": self._view,
             "create": self._create,
@@ -173,11 +226,107 @@ class Interpreter:
             "edit_lines": self._edit_lines,
             "bash": self._bash,
             "opaque_edit": self._opaque_edit,
+            "seen": self._seen,
+            "patch": self._patch,
+            "grep_tool": self._grep_tool,
         }.get(step.tool)
         if handler is not None:
             handler(step)
+        if step.cwd and not step.cwd_after:
+            self.cwd = saved  # the call named where it ran; the shell did not move
         if step.cwd_after:
             self.cwd = step.cwd_after
+
+    def _observed(
+        self, path: str, lines: dict[int, str], step: Step, total: int | None = None
+    ) -> None:
+        """Lines a tool just showed of ``path`` (``total``: the file's length, when the whole
+        file was shown). Where they differ from the text the run knew, the file changed
+        outside the agent since: apply that change before recording the new view."""
+        model = self.ledger.files.get(path)
+        if path in self.inferred:
+            if total is not None and len(lines) == total:
+                self.inferred.discard(path)  # from here on the text is as shown
+            return
+        if model is None or not model.known:
+            return
+        differs = [n for n, t in lines.items() if n in model.known and _differ(model.known[n], t)]
+        old = self._whole_known(path)
+        if old is not None and any(_CUT.search(t) for t in old):
+            old = None
+        whole = (
+            old is not None
+            and total is not None
+            and all(n in lines for n in range(1, total + 1))
+            and len(lines) == total
+        )
+        new = [lines[n] for n in range(1, total + 1)] if whole and total is not None else []
+        if whole and old is not None:
+            if len(old) == len(new) and not any(map(_differ, old, new)):
+                return
+        elif not differs:
+            return
+        self.audit.outside_changes += 1
+        reason = f"changed outside the agent (seen by step {step.id})"
+        if whole and old is not None:
+            matcher = difflib.SequenceMatcher(
+                a=[_norm(t) for t in old], b=[_norm(t) for t in new], autojunk=False
+            )
+            for tag, i1, i2, j1, j2 in reversed(matcher.get_opcodes()):
+                if tag != "equal":
+                    self.ledger.replace(path, i1 + 1, i2 - i1, new[j1:j2], reason)
+            self.audit.notes.append(f"step {step.id}: {path} {reason}")
+            return
+        where = f"line {differs[0]}" if differs else "its length"
+        self.audit.notes.append(
+            f"step {step.id}: {path} {reason}, {where} differs; lines not placed (every view"
+            " of it counts as stale)"
+        )
+        self.ledger.invalidate(path, reason)
+
+    def _whole_known(self, path: str) -> list[str] | None:
+        model = self.ledger.files.get(path)
+        if model is None or model.total is None:
+            return None
+        if any(n not in model.known for n in range(1, model.total + 1)):
+            return None
+        return [model.known[n] for n in range(1, model.total + 1)]
+
+    def _seen(self, step: Step) -> None:
+        """A file view as ``fresh_ls.toolcalls.agents`` read it (Claude Code's Read)."""
+        if not step.path or step.start is None or step.end is None or step.file_text is None:
+            return
+        path = self.key(step.path)
+        lines = dict(enumerate(plain_lines(step.file_text), step.start))
+        total = step.end if step.whole else None
+        self._observed(path, lines, step, total)
+        self.ledger.add_view(
+            path, step.id, step.start, step.end, strict=True, lines=lines, total=total
+        )
+
+    def _patch(self, step: Step) -> None:
+        """An edit given as a unified diff (the lines a tool recorded it changed); ``args``
+        may name files changed with unknown lines (``unplaced``) or deleted."""
+        reason = f"edited by step {step.id} (lines placed from the recorded diff)"
+        for patch in parse_patch(step.diff or "", strip=0) or []:
+            path = self.key(patch.path)
+            self._edited(path, exact=True)
+            for edit in patch.edits:
+                self.ledger.replace(path, edit.first, edit.old_count, edit.new_lines, reason)
+        args = step.args or {}
+        for name in args.get("unplaced") or []:  # type: ignore[attr-defined]
+            self._unplaced(
+                self.key(str(name)), step, f"{step.command or 'patch'} with unknown lines"
+            )
+        for name in args.get("deleted") or []:  # type: ignore[attr-defined]
+            path = self.key(str(name))
+            self._edited(path)
+            self.ledger.invalidate(path, f"deleted by step {step.id}")
+
+    def _grep_tool(self, step: Step) -> None:
+        search = grep_tool(step.args or {}, self.cwd)
+        if search is not None:
+            self._search(step, search)
 
     def _view(self, step: Step) -> None:
         if not step.path or edit_failed(step.observation):
@@ -188,6 +337,7 @@ class Interpreter:
         path = self.key(step.path)
         to_end = step.view_range is None or (len(step.view_range) > 1 and step.view_range[1] == -1)
         total = listing.last if to_end and not clipped else None
+        self._observed(path, listing.lines, step, total)
         self.ledger.add_view(
             path,
             step.id,
@@ -206,8 +356,10 @@ class Interpreter:
                 path, step.id, listing.first, listing.last, strict=False, lines=listing.lines
             )
 
-    def _edited(self, path: str, whole: bool = False) -> None:
+    def _edited(self, path: str, whole: bool = False, exact: bool = False) -> None:
         self.audit.edits += 1
+        if not exact:
+            self.inferred.add(path)
         if whole and path not in self.edited and not self.ledger.file(path).live:
             self.created.add(path)
         self.edited.add(path)
@@ -290,6 +442,7 @@ class Interpreter:
             return
         self.open_file = window.path
         listing = window.listing
+        self._observed(self.key(window.path), listing.lines, step, window.total)
         self.ledger.add_view(
             self.key(window.path),
             step.id,
@@ -373,6 +526,7 @@ class Interpreter:
         self._shell_writes(step, effects)
         for read in effects.reads:
             path = self.key(read.path, read.cwd)
+            self._observed(path, dict(read.lines), step, read.last if read.whole_file else None)
             model = self.ledger.file(path)
             model.known.update(read.lines)
             if read.whole_file:
@@ -386,6 +540,7 @@ class Interpreter:
         """A search's printed lines, each a one-line view (a search writes nothing)."""
         for found in searched(search, step.observation, self._text_of):
             path = self.key(found.path, found.cwd)
+            self._observed(path, dict(found.lines), step)
             self.ledger.file(path).known.update(found.lines)
             for number, _ in found.lines:
                 self.ledger.add_search_line(path, step.id, number)

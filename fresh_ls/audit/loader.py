@@ -1,8 +1,9 @@
 """From command-line paths to audited runs, reporting every file that cannot be read.
 
 A path may be a transcript file, a JSON-lines file of event-history records (one run per
-line), a directory of OpenHands completion logs (one run: each file is one request), or any
-directory holding such things (searched recursively). Files that are not transcripts at all
+line), an agent's own session file (Claude Code, Codex, Pi: one run per JSON-lines file), a
+directory of OpenHands completion logs (one run: each file is one request), or any directory
+holding such things (searched recursively). Files that are not transcripts at all
 (``meta.json``, ``steps.jsonl``) are skipped quietly inside directories but reported when named
 directly; broken files are always reported, with what is wrong, and never stop the run.
 """
@@ -17,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fresh_ls.audit.formats import openhands_completion
-from fresh_ls.audit.formats.detect import LOOKS_LIKE, PARSERS, detect
+from fresh_ls.audit.formats import SESSION_FORMATS, openhands_completion
+from fresh_ls.audit.formats.detect import LOOKS_LIKE, PARSERS, detect, detect_session
 from fresh_ls.audit.interpret import interpret
 from fresh_ls.audit.results import Problem, RequestAudit, RunAudit, ViewRecord
 from fresh_ls.audit.steps import TranscriptError
@@ -53,6 +54,15 @@ def run_name(path: Path) -> str:
     if name in _GENERIC_STEMS and path.parent.name:
         return path.parent.name
     return name
+
+
+def session_run_name(path: Path) -> str:
+    """Claude Code names a session ``<uuid>.jsonl`` in its project's folder, Codex
+    ``rollout-<time>-<uuid>.jsonl``, Pi ``<time>_<uuid>.jsonl``: the session id, which the
+    agent prints and resumes by."""
+    name = run_name(path)
+    match = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", name)
+    return match.group(0) if match else name
 
 
 def completion_run_name(path: Path) -> str:
@@ -168,7 +178,8 @@ class Auditor:
             if unit.named:
                 raise TranscriptError(
                     "not a transcript this tool reads (OpenHands completion log or event"
-                    " history, SWE-agent .traj, mini-swe-agent .traj.json); --format forces one"
+                    " history, SWE-agent .traj, mini-swe-agent .traj.json, Claude Code, Codex"
+                    " or Pi session .jsonl); --format forces one"
                 )
             self.report.ignored += 1
             return
@@ -186,8 +197,11 @@ class Auditor:
         return None
 
     def _jsonl(self, path: Path, unit: Unit) -> None:
+        records = list(_records(path))
+        if self._session(path, unit, records):
+            return
         found = 0
-        for number, record in _records(path):
+        for number, record in records:
             where = f"{path}:{number}"
             if isinstance(record, TranscriptError):
                 self.problem(str(path), str(record))
@@ -206,6 +220,30 @@ class Auditor:
             raise TranscriptError("no transcript record in this JSON-lines file")
         if not found:
             self.report.ignored += 1
+
+    def _session(self, path: Path, unit: Unit, records: list[tuple[int, Any]]) -> bool:
+        """An agent's own session file (Claude Code, Codex, Pi): all its records are one run. A
+        broken line (a session still being written ends mid-line) is reported and skipped."""
+        good = [r for _, r in records if not isinstance(r, TranscriptError)]
+        if self.fmt is not None:
+            fmt = self.fmt if self.fmt in SESSION_FORMATS else None
+            if fmt and not unit.named and not LOOKS_LIKE[fmt](good):
+                fmt = None
+        else:
+            fmt = detect_session(good)
+        if fmt is None:
+            return False
+        for number, record in records:
+            if isinstance(record, TranscriptError):
+                self.problem(f"{path}:{number}", f"{record} (line skipped, the rest audited)")
+        transcript = PARSERS[fmt](good, session_run_name(path), str(path))
+        if not transcript.requests:
+            if unit.named:
+                raise TranscriptError("holds no model request")
+            self.report.ignored += 1
+            return True
+        self._add(transcript)
+        return True
 
     def _add(self, transcript: Any) -> None:
         if not transcript.requests:
@@ -263,7 +301,13 @@ def audit_completion_logs(
         size = len(data.get("messages", []))
         if size > longest:
             longest = size
-            for name in ("edits", "failed_edits", "unplaced_edits", "shell_writes"):
+            for name in (
+                "edits",
+                "failed_edits",
+                "unplaced_edits",
+                "shell_writes",
+                "outside_changes",
+            ):
                 setattr(combined, name, getattr(audit, name))
             combined.unattributed_writes = list(audit.unattributed_writes)
             combined.notes = list(audit.notes)

@@ -96,8 +96,17 @@ def render_text(report: Report, verbose: bool = False) -> str:
             if runs[0].shell_reads
             else ("shell reads not counted (--shell-reads counts them)")
         )
-        out.append("  strict: editor views and SWE-agent windows; wide: also edit results;")
+        out.append(
+            "  strict: editor views, SWE-agent windows, Claude Code and Pi reads;"
+            " wide: also edit results;"
+        )
         out.append(f"  {shell}")
+        shell_only = sorted({r.format for r in runs if r.format in _SHELL_ONLY})
+        if shell_only and not runs[0].shell_reads:
+            out.append(
+                f"  {', '.join(shell_only)} read files only through the shell:"
+                " --shell-reads counts those reads"
+            )
         out.extend(_caveats(runs, verbose))
     if report.problems:
         out.append("")
@@ -144,6 +153,10 @@ def _searches_json(
     }
 
 
+#: Formats whose agent has no file-viewing tool: every view is a shell read.
+_SHELL_ONLY = frozenset({"codex", "mini-swe-agent"})
+
+
 def _caveats(runs: list[RunAudit], verbose: bool) -> list[str]:
     lines: list[str] = []
     unplaced = sum(r.unplaced_edits for r in runs)
@@ -152,6 +165,12 @@ def _caveats(runs: list[RunAudit], verbose: bool) -> list[str]:
         lines.append(
             f"  {unplaced} edit(s) could not be placed on lines: every view of their file was"
             " counted stale"
+        )
+    outside = sum(r.outside_changes for r in runs)
+    if outside:
+        lines.append(
+            f"  {outside} change(s) made outside the agent were seen in later tool output:"
+            " the views they hit are counted stale"
         )
     if unattributed:
         lines.append(
@@ -186,6 +205,7 @@ def run_json(run: RunAudit, per_request: bool) -> dict[str, Any]:
             "failed": run.failed_edits,
             "unplaced": run.unplaced_edits,
             "shell": run.shell_writes,
+            "outside": run.outside_changes,
         },
         "unattributedWrites": list(run.unattributed_writes),
         "notes": list(run.notes),

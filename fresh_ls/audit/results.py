@@ -77,6 +77,9 @@ class RunAudit:
     # Edits applied without knowing their lines: every view of the file was marked stale.
     unplaced_edits: int = 0
     shell_writes: int = 0
+    # Changes made outside the agent that later tool output proved (a re-read showing other
+    # text on lines seen before); not among ``edits``, but applied to the views the same way.
+    outside_changes: int = 0
     # Shell calls that may have written files we cannot name (not counted against any view).
     unattributed_writes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)

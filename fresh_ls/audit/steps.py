@@ -1,6 +1,6 @@
 """The normalized form every transcript format is parsed into.
 
-Four agent formats describe the same things differently: a tool call, its arguments, what the
+Every agent format describes the same things differently: a tool call, its arguments, what the
 tool printed back, and when the model was called. Parsing each format into one list of
 ``Step`` plus a list of request positions lets a single interpreter apply the staleness rule,
 so the rule cannot drift between formats. The fields mirror the ``steps.jsonl`` files that ship
@@ -22,6 +22,9 @@ Tool = Literal[
     "edit_lines",  # SWE-agent 0.x edit START:END (replace those lines)
     "bash",
     "opaque_edit",  # an edit tool whose changed lines the transcript does not say
+    "seen",  # a file view read by ``fresh_ls.toolcalls.agents`` (start..end, text in file_text)
+    "patch",  # an edit given as a unified diff in ``diff`` (``+++`` names each file)
+    "grep_tool",  # a search tool given as arguments (``args``: Claude Code's Grep)
     "other",
 ]
 
@@ -53,6 +56,17 @@ class Step:
     cwd_after: str | None = None
     # SWE-agent 0.x: the file the windowed editor had open before the call.
     open_file: str | None = None
+    # Working directory the call ran in, when the format says so (Codex ``workdir``).
+    cwd: str | None = None
+    # The tool reported an error (Claude Code ``is_error``): an edit or view that did nothing.
+    failed: bool = False
+    # "seen": the whole file was shown (its length is then known).
+    whole: bool = False
+    # The file as the tool found it before the call, when the format records it (Claude
+    # Code's Edit/Write ``originalFile``): evidence of changes made outside the agent.
+    before: str | None = None
+    # The raw arguments of a tool the interpreter reads itself ("grep_tool").
+    args: dict[str, object] | None = None
 
 
 @dataclass

@@ -54,7 +54,7 @@ RUN_SCHEMA: dict[str, Any] = {
     "views": {"strict": int, "wide": int},
     "staleRequests": {"strict": int, "wide": int},
     "staleInLastRequest": {"strict": bool, "wide": bool},
-    "edits": {"applied": int, "failed": int, "unplaced": int, "shell": int},
+    "edits": {"applied": int, "failed": int, "unplaced": int, "shell": int, "outside": int},
     "unattributedWrites": list,
     "notes": list,
     "searches": SEARCHES_SCHEMA,

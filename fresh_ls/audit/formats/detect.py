@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fresh_ls.audit.formats import mini_swe_agent, openhands_completion, openhands_events, swe_agent
+from fresh_ls.audit.formats import (
+    claude_code,
+    codex,
+    mini_swe_agent,
+    openhands_completion,
+    openhands_events,
+    pi,
+    swe_agent,
+)
 from fresh_ls.audit.steps import Transcript
 
 Parser = Callable[[Any, str, str], Transcript]
@@ -15,6 +23,9 @@ PARSERS: dict[str, Parser] = {
     openhands_events.FORMAT: openhands_events.parse,
     swe_agent.FORMAT: swe_agent.parse,
     mini_swe_agent.FORMAT: mini_swe_agent.parse,
+    claude_code.FORMAT: claude_code.parse,
+    codex.FORMAT: codex.parse,
+    pi.FORMAT: pi.parse,
 }
 
 
@@ -23,7 +34,22 @@ LOOKS_LIKE: dict[str, Callable[[Any], bool]] = {
     openhands_events.FORMAT: openhands_events.looks_like,
     swe_agent.FORMAT: swe_agent.looks_like,
     mini_swe_agent.FORMAT: mini_swe_agent.looks_like,
+    claude_code.FORMAT: claude_code.looks_like,
+    codex.FORMAT: codex.looks_like,
+    pi.FORMAT: pi.looks_like,
 }
+
+
+def detect_session(records: list[Any]) -> str | None:
+    """The format of a JSON-lines file whose records together are one run (an agent's own
+    session file), or None when its lines are separate records (event histories)."""
+    if codex.looks_like(records):
+        return codex.FORMAT
+    if pi.looks_like(records):
+        return pi.FORMAT
+    if claude_code.looks_like(records):
+        return claude_code.FORMAT
+    return None
 
 
 def detect(data: Any, filename: str = "") -> str | None:
