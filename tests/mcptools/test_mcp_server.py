@@ -98,7 +98,14 @@ async def test_edit_of_a_changed_function_is_denied_with_the_current_code(ws: Pa
         assert "method Cart.total (lines 8-10) changed since you read it" in text
         assert "+        return subtotal - 5\n" in text  # the diff
         assert "        return subtotal - 5\n" in text.split("The current code")[1]
-        assert structured is None  # text only: clients show it to the model as it is
+        assert structured["text"] == text  # what Claude Code would show instead of the text
+        assert (structured["verdict"], structured["reason"]) == ("deny", "changed")
+        (unit,) = structured["units"]
+        assert (unit["name"], unit["status"], unit["changedBy"]) == (
+            "Cart.total", "changed", "outside",
+        )  # fmt: skip
+        assert "+        return subtotal - 5\n" in unit["diff"]
+        assert structured["viewId"] in text  # the current code, recorded as a view
         assert (ws / "cart.py").read_bytes() == before  # the outside change survives
         # The deny counted as a read: the retry lands on the current code.
         is_error, text, _ = await call(
