@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent
 
@@ -219,23 +219,37 @@ def _check_denied(
     )
 
 
+class _OutcomeTool(Tool):
+    """A tool every failure of which is an ``error`` outcome (text and structured content)
+    rather than the SDK's text only result: a ``ToolError`` the tool raises, and arguments
+    the SDK rejects before it runs (a missing ``path``). A crash (a bug:
+    ``UnexpectedToolError``) is left to the SDK, which logs it and answers a generic
+    error."""
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:  # "Error executing tool NAME: ...", as the SDK words it
+            retry = isinstance(exc.__cause__, Retryable)
+            outcome = OUTCOMES[self.name](text=str(exc), verdict=ToolVerdict.ERROR, retryable=retry)
+            return _result(outcome)
+
+
 def _as_tool(name: str, description: str, fn: Callable[..., Awaitable[Outcome]]) -> Tool:
-    """``fn`` as an MCP tool declaring its outcome's ``outputSchema``; a ``ToolError`` it
-    raises becomes an ``error`` outcome (text and structured content), not the SDK's text
-    only result. (Arguments the SDK rejects before ``fn`` runs still get its text only
-    error: that result is not ``fn``'s.)"""
-    cls = OUTCOMES[name]
+    """``fn`` as an MCP tool whose results carry their outcome as structured content and
+    which declares the outcome's ``outputSchema``."""
 
     @functools.wraps(fn)
     async def tool(*args: Any, **kwargs: Any) -> CallToolResult:
-        try:
-            return _result(await fn(*args, **kwargs))
-        except ToolError as exc:
-            text = f"Error executing tool {name}: {exc}"
-            retry = isinstance(exc, Retryable)
-            return _result(cls(text=text, verdict=ToolVerdict.ERROR, retryable=retry))
+        return _result(await fn(*args, **kwargs))
 
-    made = Tool.from_function(tool, name=name, description=description, structured_output=False)
+    made = _OutcomeTool.from_function(
+        tool, name=name, description=description, structured_output=False
+    )
     # Published, not validated by the SDK (there is no pydantic model): the outcome's own
     # converter makes the shape, tests/mcptools/test_mcp_structured.py validates it.
     made.fn_metadata.output_schema = output_schema(name)

@@ -1,7 +1,8 @@
 """Every ``fresh-ls mcp`` result carries structured content that a program can act on,
 validated against the ``outputSchema`` its tool declares, through the ``mcp`` SDK's own
 stdio client: allow, each deny reason the tools give (``changed``, ``unseen``,
-``missing``, ``ambiguous``, ``protected``, ``busy``) and errors.
+``missing``, ``ambiguous``, ``protected``, ``busy``) and errors (the tools' own, and
+arguments the SDK rejects before a tool runs).
 
 The SDK's client validates a successful result against the declared schema itself (and
 fails the call when it does not conform); it skips error results, so every result here is
@@ -161,6 +162,8 @@ async def test_protected_busy_and_errors(ws: Path) -> None:
             ("read", {"path": "nothing.py"}, "does not exist"),
             ("edit", {"path": "cart.py", "old_text": "", "new_text": "x"}, "old_text is empty"),
             ("gate", {"view_ids": ["no-such-view"]}, "no-such-view"),
+            ("read", {"first_line": 1}, "path"),  # rejected by the SDK before the tool runs
+            ("edit", {"path": "cart.py", "old_text": 3, "new_text": "x"}, "old_text"),
         ):
             failed, result = await tools(tool, **arguments)
             assert result.is_error and failed["verdict"] == "error", failed
