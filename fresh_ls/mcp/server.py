@@ -271,20 +271,6 @@ def build_server(
         finally:
             await backend.close()
 
-    def make_server(tools: list[Tool]) -> MCPServer[Any]:
-        return MCPServer(
-            name="fresh-ls",
-            instructions=(
-                "Read files with read and change them with edit or write: an edit is applied "
-                "only if the code it changes is still the code you read, so you never write "
-                "over a change you did not see. A DENIED result shows the current code; decide "
-                "again on it and retry."
-            ),
-            log_level="WARNING",
-            lifespan=lifespan,
-            tools=tools,
-        )
-
     def resolve(path: str) -> tuple[str, Path]:
         try:
             return resolve_in_roots(root, also, path)
@@ -527,17 +513,27 @@ def build_server(
             stale=tuple(parse(proto.GateStaleView, v) for v in result["stale"]),
         )
 
-    return make_server(
-        [
-            _as_tool(fn.__name__, description, fn)
-            for fn, description in (
-                (read, READ_DESCRIPTION),
-                (edit, EDIT_DESCRIPTION),
-                (write, WRITE_DESCRIPTION),
-                (stale, STALE_DESCRIPTION),
-                (gate, GATE_DESCRIPTION),
-            )
-        ]
+    tools = [
+        _as_tool(fn.__name__, description, fn)
+        for fn, description in (
+            (read, READ_DESCRIPTION),
+            (edit, EDIT_DESCRIPTION),
+            (write, WRITE_DESCRIPTION),
+            (stale, STALE_DESCRIPTION),
+            (gate, GATE_DESCRIPTION),
+        )
+    ]
+    return MCPServer(
+        name="fresh-ls",
+        instructions=(
+            "Read files with read and change them with edit or write: an edit is applied "
+            "only if the code it changes is still the code you read, so you never write "
+            "over a change you did not see. A DENIED result shows the current code; decide "
+            "again on it and retry."
+        ),
+        log_level="WARNING",
+        lifespan=lifespan,
+        tools=tools,
     )
 
 

@@ -107,9 +107,7 @@ def _run(
     argv += ["--allowedTools", tools, "--model", "claude-sonnet-4-5"]
     if mcp:
         argv += ["--mcp-config", str(config), "--strict-mcp-config"]
-    return subprocess.run(
-        argv, cwd=root, env=env, capture_output=True, text=True, timeout=240
-    )
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=240)
 
 
 @pytest.fixture
@@ -132,8 +130,11 @@ def test_an_edit_lands_after_a_change_to_another_function(root: Path, tmp_path: 
         Reply(tool=_tool("read"), input={"path": "calc.py"}),
         Reply(
             tool=_tool("edit"),
-            input={"path": "calc.py", "old_text": "return quantity * RATE",
-                   "new_text": "return quantity * RATE * 2"},
+            input={
+                "path": "calc.py",
+                "old_text": "return quantity * RATE",
+                "new_text": "return quantity * RATE * 2",
+            },
             after=change_tax,
         ),
         Reply(text="Done."),
@@ -170,9 +171,11 @@ def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
     def retry(body: dict[str, Any]) -> Reply:
         # The deny is the last tool result: the model reads the current code from it.
         last = body["messages"][-1]["content"][-1]
-        text = "".join(p.get("text", "") for p in last["content"]) if isinstance(
-            last["content"], list
-        ) else str(last["content"])
+        text = (
+            "".join(p.get("text", "") for p in last["content"])
+            if isinstance(last["content"], list)
+            else str(last["content"])
+        )
         if not ("DENIED" in text and "quantity = max(quantity, 0)" in text):
             return Reply(text=f"unexpected tool result: {text}")
         return Reply(
@@ -185,8 +188,11 @@ def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
         Reply(tool=_tool("read"), input={"path": "calc.py"}),
         Reply(
             tool=_tool("edit"),
-            input={"path": "calc.py", "old_text": "return quantity * RATE",
-                   "new_text": "return quantity * RATE * 2"},
+            input={
+                "path": "calc.py",
+                "old_text": "return quantity * RATE",
+                "new_text": "return quantity * RATE * 2",
+            },
             after=change_total,
         ),
         retry,
