@@ -24,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent
 
+from fresh_ls import protocol as proto
 from fresh_ls import statedir
 from fresh_ls.client import AsyncClient, ConnectionClosedError, FreshClientError
 from fresh_ls.core.paths import PathOutsideRoot, resolve_in_roots
@@ -40,6 +42,21 @@ from fresh_ls.mcp.files import (
     read_line_range,
     replace_if_unchanged,
     write_lock,
+)
+from fresh_ls.mcp.outcome import (
+    OUTCOMES,
+    EditOutcome,
+    GateOutcome,
+    Outcome,
+    ReadOutcome,
+    StaleOutcome,
+    ToolReason,
+    ToolVerdict,
+    WriteOutcome,
+    output_schema,
+    parse,
+    structured,
+    units_of,
 )
 from fresh_ls.mcp.protect import state_refusal, write_refusal
 
@@ -85,6 +102,10 @@ tool printed (default: every read of this session). proceed: true means go ahead
 proceed: false lists what changed: read it again (or call stale) before the step."""
 
 
+class Retryable(ToolError):
+    """A failure the same call may get past later (the server slow, the file moving)."""
+
+
 class Backend:
     """The connection to the root's fresh-ls server, made on first use and made again
     once when it drops."""
@@ -127,7 +148,7 @@ class Backend:
             async with asyncio.timeout(SIDECAR_TIMEOUT_S):
                 return await self._call(fn)
         except TimeoutError:
-            raise ToolError(
+            raise Retryable(
                 f"the fresh-ls server of {self.root} did not answer within "
                 f"{SIDECAR_TIMEOUT_S:g} s (is it stopped?), so the call did not complete; "
                 "read the file again and retry, or check the server with `fresh-ls status`"
@@ -159,32 +180,80 @@ async def _check_text(client: AsyncClient, session: str, rel: str, old: str) -> 
     return await client.check_edit(session, rel, old_text=old)
 
 
-#: The ``_meta`` key of a deny's verdict, for programs (the text is the model's).
+#: The ``_meta`` key of a deny's verdict, for programs that read no structured content.
 META_KEY = "fresh-ls"
 
 
-def _denied(text: str, reason: str, retryable: bool) -> CallToolResult:
-    """A deny is the tool's answer, not a protocol error: flagged as an error result so
-    the model and the client's log see that nothing was written. Its text is the model's:
-    Claude Code shows a result's structured content instead of its text when it has one,
-    and the model reads the text better than a JSON string of it. A program reads the
-    verdict from ``_meta`` instead: ``reason`` (``fresh/checkEdit``'s, or ``protected``:
-    tool state, never written) and ``retryable`` (whether the same call can succeed
-    now, or later for ``busy``)."""
-    verdict = {"verdict": "deny", "reason": reason, "retryable": retryable}
+def _result(outcome: Outcome) -> CallToolResult:
+    """The tool result of ``outcome``: its text as the content block, all of it as the
+    structured content (``fresh_ls.mcp.outcome``). A deny or an error is flagged as an
+    error result, not a protocol error, so the model and the client's log see that nothing
+    was written; a deny also carries its verdict under ``_meta`` (as before there was
+    structured content): ``reason`` (``fresh/checkEdit``'s, or ``protected``, ``busy``)
+    and ``retryable`` (whether the same call can succeed now, or in a moment for
+    ``busy``)."""
+    meta = None
+    if outcome.verdict == ToolVerdict.DENY:
+        reason = outcome.reason.value if outcome.reason else None
+        meta = {META_KEY: {"verdict": "deny", "reason": reason, "retryable": outcome.retryable}}
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], is_error=True, _meta={META_KEY: verdict}
+        content=[TextContent(type="text", text=outcome.text)],
+        structured_content=structured(outcome),
+        is_error=outcome.verdict != ToolVerdict.ALLOW,
+        _meta=meta,
     )
 
 
-def _check_denied(action: str, rel: str, check: dict[str, Any]) -> CallToolResult:
-    return _denied(
-        render.deny_text(action, rel, check), check["reason"], bool(check.get("retryable"))
+def _check_denied(
+    cls: type[EditOutcome] | type[WriteOutcome], action: str, rel: str, check: dict[str, Any]
+) -> Outcome:
+    """``fresh/checkEdit``'s deny as the tool's outcome: the units, the view recorded."""
+    return cls(
+        text=render.deny_text(action, rel, check),
+        verdict=ToolVerdict.DENY,
+        reason=ToolReason(check["reason"]),
+        retryable=bool(check.get("retryable")),
+        path=rel,
+        units=units_of(check["units"]),
+        view_id=check.get("viewId"),
     )
 
 
-def _ok(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)])
+class _OutcomeTool(Tool):
+    """A tool every failure of which is an ``error`` outcome (text and structured content)
+    rather than the SDK's text only result: a ``ToolError`` the tool raises, and arguments
+    the SDK rejects before it runs (a missing ``path``). A crash (a bug:
+    ``UnexpectedToolError``) is left to the SDK, which logs it and answers a generic
+    error."""
+
+    async def run(
+        self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+    ) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:  # "Error executing tool NAME: ...", as the SDK words it
+            retry = isinstance(exc.__cause__, Retryable)
+            outcome = OUTCOMES[self.name](text=str(exc), verdict=ToolVerdict.ERROR, retryable=retry)
+            return _result(outcome)
+
+
+def _as_tool(name: str, description: str, fn: Callable[..., Awaitable[Outcome]]) -> Tool:
+    """``fn`` as an MCP tool whose results carry their outcome as structured content and
+    which declares the outcome's ``outputSchema``."""
+
+    @functools.wraps(fn)
+    async def tool(*args: Any, **kwargs: Any) -> CallToolResult:
+        return _result(await fn(*args, **kwargs))
+
+    made = _OutcomeTool.from_function(
+        tool, name=name, description=description, structured_output=False
+    )
+    # Published, not validated by the SDK (there is no pydantic model): the outcome's own
+    # converter makes the shape, tests/mcptools/test_mcp_structured.py validates it.
+    made.fn_metadata.output_schema = output_schema(name)
+    return made
 
 
 def build_server(
@@ -202,18 +271,6 @@ def build_server(
         finally:
             await backend.close()
 
-    server: MCPServer[Any] = MCPServer(
-        name="fresh-ls",
-        instructions=(
-            "Read files with read and change them with edit or write: an edit is applied "
-            "only if the code it changes is still the code you read, so you never write "
-            "over a change you did not see. A DENIED result shows the current code; decide "
-            "again on it and retry."
-        ),
-        log_level="WARNING",
-        lifespan=lifespan,
-    )
-
     def resolve(path: str) -> tuple[str, Path]:
         try:
             return resolve_in_roots(root, also, path)
@@ -228,9 +285,22 @@ def build_server(
         except FileRefused as exc:
             raise ToolError(f"{rel} {exc}") from None
 
-    def refused(action: str, rel: str, real: Path) -> CallToolResult | None:
+    def refused(
+        cls: type[EditOutcome] | type[WriteOutcome], action: str, rel: str, real: Path
+    ) -> Outcome | None:
         why = write_refusal(rel, real, state)
-        return _denied(render.refused_text(action, rel, why), "protected", False) if why else None
+        if why is None:
+            return None
+        text = render.refused_text(action, rel, why)
+        return cls(text=text, verdict=ToolVerdict.DENY, reason=ToolReason.PROTECTED, path=rel)
+
+    def busy(
+        cls: type[EditOutcome] | type[WriteOutcome], action: str, rel: str, b: Busy
+    ) -> Outcome:
+        text = render.busy_text(action, b.rel, b.holder)
+        return cls(
+            text=text, verdict=ToolVerdict.DENY, reason=ToolReason.BUSY, retryable=True, path=rel
+        )
 
     def decode(rel: str, data: bytes) -> str:
         try:
@@ -251,7 +321,22 @@ def build_server(
         await call(lambda c: c.did_write(rel, session))
         await call(lambda c: c.gate(session, []))
 
-    async def read(path: str, first_line: int | None = None, last_line: int | None = None) -> str:
+    def shown(
+        rel: str, first: int, last: int, total: int, text: str, view_id: str | None
+    ) -> ReadOutcome:
+        return ReadOutcome(
+            text=render.read_text(rel, first, last, total, text, view_id),
+            verdict=ToolVerdict.ALLOW,
+            path=rel,
+            first_line=first if last >= first else None,
+            last_line=last if last >= first else None,
+            total_lines=total,
+            view_id=view_id,
+        )
+
+    async def read(
+        path: str, first_line: int | None = None, last_line: int | None = None
+    ) -> ReadOutcome:
         rel, real = resolve(path)
         why = state_refusal(rel, real, state)
         if why is not None:
@@ -269,24 +354,24 @@ def build_server(
         view_id = f"mcp-read-{uuid.uuid4().hex[:10]}"
         if n == 0:
             await call(lambda c: c.observe(session, rel, view_id=view_id))
-            return render.read_text(rel, 1, 0, 0, "", view_id)
+            return shown(rel, 1, 0, 0, "", view_id)
         first = first_line or 1
         if first > n:
             raise ToolError(f"first_line {first} is past the end of {rel} ({n} lines)")
         last = min(last_line or n, n, first + MAX_READ_LINES - 1)
         if last < first:
             raise ToolError(f"last_line {last_line} is before first_line {first}")
-        shown = "".join(lines[first - 1 : last])
+        text = "".join(lines[first - 1 : last])
         await call(
             lambda c: c.observe(
-                session, rel, view_id=view_id, first_line=first, last_line=last, text=shown
+                session, rel, view_id=view_id, first_line=first, last_line=last, text=text
             )
         )
-        return render.read_text(rel, first, last, n, shown, view_id)
+        return shown(rel, first, last, n, text, view_id)
 
     async def read_large(
         rel: str, real: Path, first_line: int | None, last_line: int | None
-    ) -> str:
+    ) -> ReadOutcome:
         """A range of a file too large for fresh-ls to track: read in chunks off the event
         loop, shown, not registered."""
         first = first_line or 1
@@ -302,12 +387,12 @@ def build_server(
         lines, n = got
         if first > n:
             raise ToolError(f"first_line {first} is past the end of {rel} ({n} lines)")
-        shown = decode(rel, b"".join(lines))
-        return render.read_text(rel, first, first + len(lines) - 1, n, shown, None)
+        text = decode(rel, b"".join(lines))
+        return shown(rel, first, first + len(lines) - 1, n, text, None)
 
-    async def edit(path: str, old_text: str, new_text: str) -> CallToolResult:
+    async def edit(path: str, old_text: str, new_text: str) -> Outcome:
         rel, real = resolve(path)
-        if (deny := refused("edit", rel, real)) is not None:
+        if (deny := refused(EditOutcome, "edit", rel, real)) is not None:
             return deny
         if not old_text:
             raise ToolError("old_text is empty: to create or overwrite a whole file use write")
@@ -316,10 +401,10 @@ def build_server(
         await call(_connected)  # a server start is never inside a file's lock
         try:
             return await locked_edit(rel, real, old_text, new_text)
-        except Busy as busy:
-            return _denied(render.busy_text("edit", busy.rel, busy.holder), "busy", True)
+        except Busy as b:
+            return busy(EditOutcome, "edit", rel, b)
 
-    async def locked_edit(rel: str, real: Path, old_text: str, new_text: str) -> CallToolResult:
+    async def locked_edit(rel: str, real: Path, old_text: str, new_text: str) -> Outcome:
         async with write_lock(state, rel, session):
             for _ in range(WRITE_ATTEMPTS):
                 before = load(rel, real)
@@ -332,7 +417,7 @@ def build_server(
                     functools.partial(_check_text, session=session, rel=rel, old=asked)
                 )
                 if check["verdict"] == "deny":
-                    return _check_denied("edit", rel, check)
+                    return _check_denied(EditOutcome, "edit", rel, check)
                 if text.count(asked) != 1:
                     continue  # the disk moved between this read and the check's
                 at = text.index(asked)
@@ -341,17 +426,18 @@ def build_server(
                 if not replace_if_unchanged(real, new.encode("utf-8"), before):
                     continue  # changed between the check and the write: check again
                 await report_write(rel)
-                return await edited(rel, new, at, len(piece))
-        raise ToolError(f"{rel} kept changing while the edit was checked; read it again")
+                return await edited(rel, new, at, len(piece), check)
+        raise Retryable(f"{rel} kept changing while the edit was checked; read it again")
 
-    async def edited(rel: str, new: str, at: int, size: int) -> CallToolResult:
+    async def edited(rel: str, new: str, at: int, size: int, check: dict[str, Any]) -> EditOutcome:
         """The lines the new text now spans, shown with numbers and registered as an edit
         result (the snippet is in the model's context now, like a read)."""
         first = new.count("\n", 0, at) + 1
         last = new.count("\n", 0, at + size - 1) + 1 if size else first - 1
         snippet = "".join(split_lines(new)[first - 1 : last])
+        view_id = None
         if snippet:
-            await call(
+            observed = await call(
                 lambda c: c.observe(
                     session,
                     rel,
@@ -361,25 +447,35 @@ def build_server(
                     kind="editResult",
                 )
             )
-        return _ok(render.edited_text(rel, first, last, snippet))
+            view_id = observed["viewId"]
+        return EditOutcome(
+            text=render.edited_text(rel, first, last, snippet),
+            verdict=ToolVerdict.ALLOW,
+            reason=ToolReason.KNOWN,
+            path=rel,
+            units=units_of(check["units"]),
+            view_id=view_id,
+            first_line=first if snippet else None,
+            last_line=last if snippet else None,
+        )
 
-    async def write(path: str, content: str) -> CallToolResult:
+    async def write(path: str, content: str) -> Outcome:
         rel, real = resolve(path)
-        if (deny := refused("write", rel, real)) is not None:
+        if (deny := refused(WriteOutcome, "write", rel, real)) is not None:
             return deny
         await call(_connected)
         try:
             return await locked_write(rel, real, content)
-        except Busy as busy:
-            return _denied(render.busy_text("write", busy.rel, busy.holder), "busy", True)
+        except Busy as b:
+            return busy(WriteOutcome, "write", rel, b)
 
-    async def locked_write(rel: str, real: Path, content: str) -> CallToolResult:
+    async def locked_write(rel: str, real: Path, content: str) -> Outcome:
         async with write_lock(state, rel, session):
             for _ in range(WRITE_ATTEMPTS):
                 before = load(rel, real)
                 check = await call(lambda c: c.check_edit(session, rel, whole_file=True))
                 if check["verdict"] == "deny":
-                    return _check_denied("write", rel, check)
+                    return _check_denied(WriteOutcome, "write", rel, check)
                 data = content.encode("utf-8")
                 if not replace_if_unchanged(real, data, before):
                     continue
@@ -387,25 +483,58 @@ def build_server(
                 verb = "Created" if before is None else "Wrote"
                 n = len(split_lines(content))
                 lines = "line" if n == 1 else "lines"
-                return _ok(f"{verb} {rel} ({n} {lines}, {len(data)} bytes).\n")
-        raise ToolError(f"{rel} kept changing while the write was checked; read it again")
+                return WriteOutcome(
+                    text=f"{verb} {rel} ({n} {lines}, {len(data)} bytes).\n",
+                    verdict=ToolVerdict.ALLOW,
+                    reason=ToolReason.KNOWN,
+                    path=rel,
+                    units=units_of(check["units"]),
+                    created=before is None,
+                    lines=n,
+                    bytes=len(data),
+                )
+        raise Retryable(f"{rel} kept changing while the write was checked; read it again")
 
-    async def stale() -> str:
-        return render.stale_text(await call(lambda c: c.stale(session)))
+    async def stale() -> StaleOutcome:
+        result = await call(lambda c: c.stale(session))
+        views = [v for v in result["views"] if v["status"] != "fresh"]
+        return StaleOutcome(
+            text=render.stale_text(result),
+            verdict=ToolVerdict.ALLOW,
+            views=tuple(parse(proto.StaleView, v) for v in views),
+        )
 
-    async def gate(view_ids: list[str] | None = None) -> str:
-        return render.gate_text(await call(lambda c: c.gate(session, view_ids)))
+    async def gate(view_ids: list[str] | None = None) -> GateOutcome:
+        result = await call(lambda c: c.gate(session, view_ids))
+        return GateOutcome(
+            text=render.gate_text(result),
+            verdict=ToolVerdict.ALLOW,
+            proceed=result["proceed"],
+            stale=tuple(parse(proto.GateStaleView, v) for v in result["stale"]),
+        )
 
-    for fn, description in (
-        (read, READ_DESCRIPTION),
-        (edit, EDIT_DESCRIPTION),
-        (write, WRITE_DESCRIPTION),
-        (stale, STALE_DESCRIPTION),
-        (gate, GATE_DESCRIPTION),
-    ):
-        # Text results only (see ``_denied``).
-        server.add_tool(fn, name=fn.__name__, description=description, structured_output=False)
-    return server
+    tools = [
+        _as_tool(fn.__name__, description, fn)
+        for fn, description in (
+            (read, READ_DESCRIPTION),
+            (edit, EDIT_DESCRIPTION),
+            (write, WRITE_DESCRIPTION),
+            (stale, STALE_DESCRIPTION),
+            (gate, GATE_DESCRIPTION),
+        )
+    ]
+    return MCPServer(
+        name="fresh-ls",
+        instructions=(
+            "Read files with read and change them with edit or write: an edit is applied "
+            "only if the code it changes is still the code you read, so you never write "
+            "over a change you did not see. A DENIED result shows the current code; decide "
+            "again on it and retry."
+        ),
+        log_level="WARNING",
+        lifespan=lifespan,
+        tools=tools,
+    )
 
 
 def new_session() -> str:

@@ -11,14 +11,25 @@ from typing import Any, TextIO
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+REPO = Path(__file__).resolve().parents[2]
+#: The test-only launcher of ``fresh-ls mcp`` with the guard turned off (negative controls).
+UNGUARDED = "tests.mcptools.unguarded_mcp"
+
 
 @contextlib.asynccontextmanager
 async def mcp_client(
-    root: Path, *args: str, errlog: TextIO = sys.stderr
+    root: Path, *args: str, errlog: TextIO = sys.stderr, unguarded: bool = False
 ) -> AsyncIterator[ClientSession]:
-    """A session with a real ``fresh-ls mcp``; ``errlog`` receives the process's stderr."""
+    """A session with a real ``fresh-ls mcp``; ``errlog`` receives the process's stderr.
+    ``unguarded``: the same server started through ``UNGUARDED``, whose ``fresh/checkEdit``
+    always allows."""
+    argv = ["-m", "fresh_ls", "mcp"]
+    env = None
+    if unguarded:
+        argv = ["-P", "-m", UNGUARDED]
+        env = {"PYTHONPATH": str(REPO)}
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "fresh_ls", "mcp", "--root", str(root), *args]
+        command=sys.executable, args=[*argv, "--root", str(root), *args], env=env
     )
     async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as session:
         await session.initialize()

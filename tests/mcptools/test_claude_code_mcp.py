@@ -6,6 +6,10 @@
 2. The same with a change to the *same* function: the ``edit`` is denied with the current
    code, the outside change survives, and the model's retry after the deny lands.
 
+Both check what reaches the model: Claude Code 2.1.332 hands the model the JSON of a
+successful result's structured content instead of its text, so the readable text must be
+in it (``text``, first), and a deny's text as it is.
+
 The agent CLI comes from ``make agents`` (pinned, under ``.cache/agents``); without it these
 tests skip and say so.
 """
@@ -61,6 +65,15 @@ def _tool_results(record: Record) -> list[tuple[str, bool, str]]:
     return out
 
 
+def _structured_seen(text: str) -> dict[str, Any]:
+    """The structured content a successful result reached the model as: its JSON, first
+    in the tool result (Claude Code appends a reminder of its own after it)."""
+    seen, _ = json.JSONDecoder().raw_decode(text)
+    assert isinstance(seen, dict), text
+    assert next(iter(seen)) == "text", seen  # the readable text comes first
+    return seen
+
+
 def _run(
     root: Path, home: Path, url: str, tools: str, mcp: bool
 ) -> subprocess.CompletedProcess[str]:
@@ -94,9 +107,7 @@ def _run(
     argv += ["--allowedTools", tools, "--model", "claude-sonnet-4-5"]
     if mcp:
         argv += ["--mcp-config", str(config), "--strict-mcp-config"]
-    return subprocess.run(
-        argv, cwd=root, env=env, capture_output=True, text=True, timeout=240
-    )
+    return subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=240)
 
 
 @pytest.fixture
@@ -119,8 +130,11 @@ def test_an_edit_lands_after_a_change_to_another_function(root: Path, tmp_path: 
         Reply(tool=_tool("read"), input={"path": "calc.py"}),
         Reply(
             tool=_tool("edit"),
-            input={"path": "calc.py", "old_text": "return quantity * RATE",
-                   "new_text": "return quantity * RATE * 2"},
+            input={
+                "path": "calc.py",
+                "old_text": "return quantity * RATE",
+                "new_text": "return quantity * RATE * 2",
+            },
             after=change_tax,
         ),
         Reply(text="Done."),
@@ -136,7 +150,14 @@ def test_an_edit_lands_after_a_change_to_another_function(root: Path, tmp_path: 
         (_tool("read"), False),
         (_tool("edit"), False),
     ], results
-    assert "     5\t    return quantity * RATE\n" in results[0][2]  # numbered lines
+    read = _structured_seen(results[0][2])
+    assert "     5\t    return quantity * RATE\n" in read["text"]  # numbered lines
+    assert (read["verdict"], read["path"], read["viewId"]) == (
+        "allow", "calc.py", read["text"].split("[view ")[1].split("]")[0],
+    )  # fmt: skip
+    edited = _structured_seen(results[1][2])
+    assert edited["text"].startswith("Edited calc.py. Lines 5-5 now read:\n"), edited
+    assert (edited["verdict"], edited["reason"]) == ("allow", "known")
 
 
 def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
@@ -150,9 +171,11 @@ def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
     def retry(body: dict[str, Any]) -> Reply:
         # The deny is the last tool result: the model reads the current code from it.
         last = body["messages"][-1]["content"][-1]
-        text = "".join(p.get("text", "") for p in last["content"]) if isinstance(
-            last["content"], list
-        ) else str(last["content"])
+        text = (
+            "".join(p.get("text", "") for p in last["content"])
+            if isinstance(last["content"], list)
+            else str(last["content"])
+        )
         if not ("DENIED" in text and "quantity = max(quantity, 0)" in text):
             return Reply(text=f"unexpected tool result: {text}")
         return Reply(
@@ -165,8 +188,11 @@ def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
         Reply(tool=_tool("read"), input={"path": "calc.py"}),
         Reply(
             tool=_tool("edit"),
-            input={"path": "calc.py", "old_text": "return quantity * RATE",
-                   "new_text": "return quantity * RATE * 2"},
+            input={
+                "path": "calc.py",
+                "old_text": "return quantity * RATE",
+                "new_text": "return quantity * RATE * 2",
+            },
             after=change_total,
         ),
         retry,
@@ -185,6 +211,7 @@ def test_a_change_to_the_same_function_is_denied_then_the_retry_lands(
         (_tool("edit"), False),
     ], results
     denied = results[1][2]
+    assert denied.startswith("DENIED: the edit of calc.py"), denied  # the text, not JSON
     assert "function total (lines 4-6) changed since you read it" in denied
     assert "by a process outside the tools" in denied
     assert "+    quantity = max(quantity, 0)\n" in denied  # the diff

@@ -1,20 +1,24 @@
 """``fresh-ls mcp`` through the ``mcp`` SDK's own stdio client: every tool, the deny as a
-tool result with the current code, and the lost update two agents would otherwise make."""
+tool result with the current code, and the lost update two agents would otherwise make
+(with its negative control: the same race with the guard turned off loses it)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mcp.client.session import ClientSession
 
 from fresh_ls.client import SyncClient
 from fresh_ls.mcp.files import replace_if_unchanged
-from tests.e2e._support import make_workspace, replace_in
+from tests.e2e._support import CART_PY, make_workspace, replace_in
 from tests.mcptools._support import call, mcp_client
 
 pytestmark = pytest.mark.timeout(120)
@@ -98,7 +102,14 @@ async def test_edit_of_a_changed_function_is_denied_with_the_current_code(ws: Pa
         assert "method Cart.total (lines 8-10) changed since you read it" in text
         assert "+        return subtotal - 5\n" in text  # the diff
         assert "        return subtotal - 5\n" in text.split("The current code")[1]
-        assert structured is None  # text only: clients show it to the model as it is
+        assert structured["text"] == text  # what Claude Code would show instead of the text
+        assert (structured["verdict"], structured["reason"]) == ("deny", "changed")
+        (unit,) = structured["units"]
+        assert (unit["name"], unit["status"], unit["changedBy"]) == (
+            "Cart.total", "changed", "outside",
+        )  # fmt: skip
+        assert "+        return subtotal - 5\n" in unit["diff"]
+        assert structured["viewId"] in text  # the current code, recorded as a view
         assert (ws / "cart.py").read_bytes() == before  # the outside change survives
         # The deny counted as a read: the retry lands on the current code.
         is_error, text, _ = await call(
@@ -175,42 +186,112 @@ async def test_one_session_per_connection(ws: Path) -> None:
         assert not is_error
 
 
+#: What each of two agents changes in ``Cart.total``, by tool: the same expression (edit),
+#: or two lines of the method in a whole-file write (the update a blind overwrite loses).
+RACE: dict[str, dict[str, dict[str, str]]] = {
+    "edit": {
+        "alice": {"old_text": "quantity * RATE", "new_text": "quantity * RATE + 1"},
+        "bob": {"old_text": "quantity * RATE", "new_text": "quantity * RATE * 2"},
+    },
+    "write": {
+        "alice": {"content": CART_PY.replace("quantity * RATE", "quantity * RATE + 1")},
+        "bob": {"content": CART_PY.replace("return subtotal", "return subtotal * 2")},
+    },
+}
+#: The unit a deny of the race names, by tool (a whole-file write is checked as one unit).
+UNIT = {"edit": "method Cart.total (lines 8-10)", "write": "the whole file (lines 1-14)"}
+#: The line each agent's change leaves on disk, by tool.
+MARK = {
+    "edit": {"alice": "quantity * RATE + 1", "bob": "quantity * RATE * 2"},
+    "write": {"alice": "quantity * RATE + 1", "bob": "return subtotal * 2"},
+}
+
+
+@contextlib.asynccontextmanager
+async def racing(
+    ws: Path, tool: str, unguarded: bool = False
+) -> AsyncIterator[tuple[dict[str, ClientSession], list[tuple[bool, str, Any]]]]:
+    """Alice and Bob, each with their own ``fresh-ls mcp``, read ``cart.py`` and then call
+    ``tool`` on ``Cart.total`` at once; yields their sessions and both results."""
+    async with (
+        mcp_client(ws, "--session", "alice", unguarded=unguarded) as alice,
+        mcp_client(ws, "--session", "bob", unguarded=unguarded) as bob,
+    ):
+        await asyncio.gather(call(alice, "read", path="cart.py"), call(bob, "read", path="cart.py"))
+        results = await asyncio.gather(
+            call(alice, tool, path="cart.py", **RACE[tool]["alice"]),
+            call(bob, tool, path="cart.py", **RACE[tool]["bob"]),
+        )
+        yield {"alice": alice, "bob": bob}, list(results)
+
+
+def one_won(tool: str, results: list[tuple[bool, str, Any]], disk: str) -> tuple[str, str]:
+    """What the guard promises of the race: one call lands whole, the other is denied
+    with the winner's diff, and nothing of the winner's is lost. (winner, loser)."""
+    outcomes = [is_error for is_error, _, _ in results]
+    assert sorted(outcomes) == [False, True], results
+    winner, loser = ("alice", "bob") if not outcomes[0] else ("bob", "alice")
+    _, denied, structured = results[outcomes.index(True)]
+    assert f"{UNIT[tool]} changed since you read it" in denied
+    assert f"by another agent (session:{winner})" in denied
+    diff = [line for line in denied.splitlines() if line.startswith("+ ")]
+    assert any(MARK[tool][winner] in line for line in diff), denied
+    assert (structured["reason"], structured["retryable"]) == ("changed", True)
+    assert MARK[tool][winner] in disk  # the winner's change is on disk, whole
+    assert MARK[tool][loser] not in disk
+    return winner, loser
+
+
 async def test_lost_update_two_agents_edit_the_same_function(ws: Path) -> None:
     """Both read ``Cart.total``, both edit it at once: one wins, the other is denied with
     the winner's diff, and after its retry both changes are on disk."""
-    async with mcp_client(ws, "--session", "alice") as alice, mcp_client(
-        ws, "--session", "bob"
-    ) as bob:
-        await asyncio.gather(
-            call(alice, "read", path="cart.py"), call(bob, "read", path="cart.py")
-        )
-        results = await asyncio.gather(
-            call(alice, "edit", path="cart.py", old_text="quantity * RATE",
-                 new_text="quantity * RATE + 1"),
-            call(bob, "edit", path="cart.py", old_text="quantity * RATE",
-                 new_text="quantity * RATE * 2"),
-        )  # fmt: skip
-        outcomes = [is_error for is_error, _, _ in results]
-        assert sorted(outcomes) == [False, True], results
-        winner, loser = ("alice", "bob") if not outcomes[0] else ("bob", "alice")
-        won_text = "quantity * RATE + 1" if winner == "alice" else "quantity * RATE * 2"
-        _, denied, _ = results[outcomes.index(True)]
-        assert "method Cart.total (lines 8-10) changed since you read it" in denied
-        assert f"by another agent (session:{winner})" in denied
-        assert f"+        subtotal = {won_text}\n" in denied
-        disk = (ws / "cart.py").read_text()
-        assert won_text in disk  # the winner's edit is on disk, whole
+    async with racing(ws, "edit") as (sessions, results):
+        winner, loser = one_won("edit", results, (ws / "cart.py").read_text())
+        won_text = MARK["edit"][winner]
         # The loser builds on the winner's code: nothing is lost.
-        retry_new = (
-            "quantity * RATE * 2 + 1" if loser == "bob" else "quantity * RATE + 1 * 2"
-        )
-        loser_session = bob if loser == "bob" else alice
+        retry_new = "quantity * RATE * 2 + 1" if loser == "bob" else "quantity * RATE + 1 * 2"
         is_error, text, _ = await call(
-            loser_session, "edit", path="cart.py", old_text=won_text, new_text=retry_new
+            sessions[loser], "edit", path="cart.py", old_text=won_text, new_text=retry_new
         )
         assert not is_error, text
         assert retry_new in (ws / "cart.py").read_text()
         assert leftovers(ws) == []
+
+
+async def test_lost_update_two_agents_write_the_whole_file(ws: Path) -> None:
+    """Both read ``cart.py``, both overwrite it at once with their change to
+    ``Cart.total``: one lands, the other is denied with the winner's diff and the current
+    content, and the loser's merged write keeps both changes."""
+    async with racing(ws, "write") as (sessions, results):
+        _, loser = one_won("write", results, (ws / "cart.py").read_text())
+        merged = (ws / "cart.py").read_text().replace(
+            *(("return subtotal", "return subtotal * 2") if loser == "bob" else
+              ("quantity * RATE", "quantity * RATE + 1"))
+        )  # fmt: skip
+        is_error, text, _ = await call(sessions[loser], "write", path="cart.py", content=merged)
+        assert not is_error, text
+        disk = (ws / "cart.py").read_text()
+        assert MARK["write"]["alice"] in disk and MARK["write"]["bob"] in disk
+        assert leftovers(ws) == []
+
+
+@pytest.mark.parametrize("tool", ["edit", "write"])
+async def test_without_the_guard_the_race_loses_an_update(ws: Path, tool: str) -> None:
+    """The negative control of the two tests above: the same race, with real ``fresh-ls
+    mcp`` processes whose ``fresh/checkEdit`` always allows (``tests/mcptools/
+    unguarded_mcp.py``). Both calls land and ``one_won`` fails: the tests can see a loss.
+    With ``write`` the first change is gone from disk; with ``edit`` the second landed on
+    code its agent never saw."""
+    async with racing(ws, tool, unguarded=True) as (_, results):
+        disk = (ws / "cart.py").read_text()
+    assert [is_error for is_error, _, _ in results] == [False, False], results
+    with pytest.raises(AssertionError):
+        one_won(tool, results, disk)
+    if tool == "write":  # the other agent's update is lost
+        kept = [MARK[tool][who] in disk for who in ("alice", "bob")]
+        assert sorted(kept) == [False, True], disk
+    else:  # the second edit applied to the first's code, unseen
+        assert "quantity * RATE + 1 * 2" in disk or "quantity * RATE * 2 + 1" in disk, disk
 
 
 def test_replace_if_unchanged(tmp_path: Path) -> None:
