@@ -19,6 +19,7 @@ the test to let it go on, so the test decides when each run's next request is se
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -31,7 +32,10 @@ from typing import Any
 
 import pytest
 
+from fresh_ls.autostart import DEFAULT_IDLE_EXIT_S, IDLE_ENV, idle_exit_s, root_held
+from fresh_ls.client import AsyncClient, ConnectionClosedError
 from fresh_ls.processes import alive
+from fresh_ls.server.endpoint import RootLock
 from tests.proxy.conftest import REPO
 from tests.proxy.model_side import refresh_problems
 from tests.proxy.scripted_model import Record, Reply
@@ -328,3 +332,62 @@ def test_codex_resume_control_without_fresh_ls(
     _, resumed = _exec_then_resume(workspace, tmp_path, model, through_run=False)
     stale = codex_stale(resumed)
     assert stale and "calc.py" in stale[0], stale
+
+
+# -- the parts: who holds the root, one start for two clients, the idle time -----------------
+
+
+def test_idle_time_comes_from_the_environment() -> None:
+    assert idle_exit_s({}) == DEFAULT_IDLE_EXIT_S
+    assert idle_exit_s({IDLE_ENV: "2.5"}) == 2.5
+    for bad in ("0", "-3", "soon", "inf", "nan"):
+        assert idle_exit_s({IDLE_ENV: bad}) == DEFAULT_IDLE_EXIT_S, bad
+
+
+def test_root_held_asks_the_lock_not_only_the_pid(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    assert not root_held(state)  # no lock file at all
+    lock = RootLock.acquire(state)
+    try:
+        assert root_held(state)
+        # asking did not take the lock from its holder, and a server starting while a
+        # client asks still gets it (it retries for an instant)
+        assert root_held(state)
+    finally:
+        lock.release()
+    assert not root_held(state)  # the pid in the file is ours and alive, the lock is free
+    (state / "server.lock").write_text(str(2**22 + 12345))  # a pid no process has
+    assert not root_held(state)
+
+
+def test_two_clients_that_find_no_server_start_one(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def both() -> list[dict[str, Any]]:
+        clients = await asyncio.gather(*(AsyncClient.shared(workspace) for _ in range(2)))
+        try:
+            return [await c.status() for c in clients]
+        finally:
+            for c in clients:
+                await c.close()
+
+    monkeypatch.setenv(IDLE_ENV, IDLE_S)
+    statuses = asyncio.run(both())
+    pid = _server_pid(workspace)
+    try:
+        assert [s["root"] for s in statuses] == [str(workspace)] * 2
+        log = (workspace / ".fresh-ls" / "server.log").read_text()
+        assert "already runs" not in log, log  # no second server was started and refused
+    finally:
+        os.kill(pid, signal.SIGTERM)
+
+
+def test_a_server_that_cannot_start_is_named_in_one_line(workspace: Path) -> None:
+    state = workspace / ".fresh-ls"
+    state.mkdir()
+    (state / "views.sqlite3").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConnectionClosedError) as caught:
+        asyncio.run(AsyncClient.shared(workspace))
+    message = str(caught.value)
+    assert "exited with status 4" in message and "doctor" in message, message
+    assert str(state / "server.log") in message and "\n" not in message
