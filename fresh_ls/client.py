@@ -20,6 +20,10 @@ registered); a plan from before the restart is unknown to the new server
 notification written to a connection the server has just dropped may be lost without
 error; a ``didWrite`` lost that way is still seen by the server's watcher.
 
+``AsyncClient.shared`` (what the proxies of ``run`` use) goes further: when no server is
+live it starts the root's shared server (``fresh_ls.autostart``), and when its connection
+drops it reconnects at once, starting a new server when no process holds the root.
+
 The protocol is written once, without I/O, in ``ClientCore``: framing (the server's own
 ``fresh_ls.framing``), request ids, matching answers to their requests, notifications,
 error codes to exceptions, the ``initialize`` handshake. ``SyncClient`` and ``AsyncClient``
@@ -770,15 +774,23 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
                 top, state, state_dir is not None, tuple(Path(f) for f in also)
             ),
         )
-        reader, writer, ep = await _connect_live(plan, time.monotonic() + _start_wait_s())
-        client = cls(reader, writer)
-        try:
-            await client.initialize(ep.get("token"), budget_bytes, policy)
-        except FreshClientError:
-            await client.close()
-            raise
-        client._reattach = dataclasses.replace(plan, token=ep.get("token"))
-        return client
+        deadline = time.monotonic() + _start_wait_s()
+        while True:
+            reader, writer, ep = await _connect_live(plan, deadline)
+            client = cls(reader, writer)
+            try:
+                await client.initialize(ep.get("token"), budget_bytes, policy)
+            except ConnectionClosedError:
+                # the server was stopping (idle) as we came: the next one, or a new one
+                await client.close()
+                if time.monotonic() >= deadline:
+                    raise
+                continue
+            except FreshClientError:
+                await client.close()
+                raise
+            client._reattach = dataclasses.replace(plan, token=ep.get("token"))
+            return client
 
     async def _reconnect_soon(self, generation: int) -> None:
         """A shared server's client reconnects as soon as its connection drops (not at

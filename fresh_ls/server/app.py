@@ -155,9 +155,16 @@ class App:
         self._idle = loop.call_later(self.idle_exit_s, self._idle_expired)
 
     def _idle_expired(self) -> None:
-        if self.clients == 0:
-            log.info("no client for %g s: exiting (--idle-exit)", self.idle_exit_s)
-            self.stop.set()
+        if self.clients:
+            return
+        if self.waiting:
+            # A client is connecting (its token not yet checked): it gives it, or it is
+            # closed within the auth timeout; ask again then, not a whole idle time later.
+            loop = asyncio.get_running_loop()
+            self._idle = loop.call_later(self.limits.auth_timeout_s, self._idle_expired)
+            return
+        log.info("no client for %g s: exiting (--idle-exit)", self.idle_exit_s)
+        self.stop.set()
 
     def client_came(self) -> None:
         self.clients += 1

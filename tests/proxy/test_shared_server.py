@@ -199,6 +199,7 @@ def test_two_runs_the_first_exits_the_second_is_answered_at_once(
     flag_b.touch()
     took = _wait_for("the second run's next request", lambda: len(_scripted(model_b)) >= 3,
                      60, second)  # fmt: skip
+    print(f"the second run's request with a view, after the first exited: {took:.2f} s")
     assert took < PROMPT_S, f"the request with a view took {took:.1f} s"
     _finished(second)
     _current_after_change(_scripted(model_b)[2], workspace)
@@ -218,6 +219,7 @@ def test_a_run_whose_server_was_killed_starts_another(
     (workspace / "calc.py").write_text(CALC_CHANGED)
     flag.touch()
     took = _wait_for("the next request", lambda: len(_scripted(model)) >= 3, 90, run)
+    print(f"the run's request after its server was SIGKILLed: {took:.2f} s")
     assert took < RESTART_S, f"the request after the server died took {took:.1f} s"
     _finished(run)
     assert _server_pid(workspace) != killed  # a new server answered
