@@ -61,6 +61,16 @@ def _port(text: str) -> int:
     return _whole(text, "a port number", 0, 65535, "is not a port (0-65535; 0 picks a free one)")
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
 def _positive_int(text: str) -> int:
     return _whole(text, "a whole number", 1, None, "must be at least 1")
 
@@ -170,6 +180,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="N",
         help="endpoint connections that may wait for their token at once; past it the oldest "
         "is closed (default 64)",
+    )
+    serve.add_argument(
+        "--idle-exit",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="exit once no client has been connected for SECONDS (the server `run`, `proxy` "
+        "and `proxies` start shared uses $FRESH_LS_SERVER_IDLE_S, default 60); default: "
+        "never",
     )
     serve.set_defaults(func=cmd_serve)
 
@@ -335,6 +354,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 args.listen is not None,
                 watch=not args.no_watch,
                 also=tuple(args.also),
+                idle_exit_s=args.idle_exit,
                 limits=Limits(
                     max_message_bytes=args.max_message_bytes,
                     auth_timeout_s=args.auth_timeout,

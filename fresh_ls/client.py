@@ -20,6 +20,10 @@ registered); a plan from before the restart is unknown to the new server
 notification written to a connection the server has just dropped may be lost without
 error; a ``didWrite`` lost that way is still seen by the server's watcher.
 
+``AsyncClient.shared`` (what the proxies of ``run`` use) goes further: when no server is
+live it starts the root's shared server (``fresh_ls.autostart``), and when its connection
+drops it reconnects at once, starting a new server when no process holds the root.
+
 The protocol is written once, without I/O, in ``ClientCore``: framing (the server's own
 ``fresh_ls.framing``), request ids, matching answers to their requests, notifications,
 error codes to exceptions, the ``initialize`` handshake. ``SyncClient`` and ``AsyncClient``
@@ -30,6 +34,7 @@ step generators with ``fresh_ls.steps.run`` and ``arun``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -313,6 +318,9 @@ class _Reattach:
     budget_bytes: int | None
     policy: str | None
     timeout: float | None = None
+    #: Set for a client of the root's shared server (``AsyncClient.shared``): what to
+    #: start when no server is live (``fresh_ls.autostart.StartPlan``).
+    start: Any = None
 
 
 def _open_socket(ep: dict[str, Any], timeout: float | None) -> socket.socket:
@@ -683,6 +691,8 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
         #: Counts reconnections, so requests that failed together reconnect once.
         self._generation = 0
         self._reconnecting = asyncio.Lock()
+        #: A reconnection begun when the connection dropped (``_reconnect_soon``).
+        self._background: asyncio.Future[None] | None = None
 
     @classmethod
     async def attach(
@@ -720,15 +730,13 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
             for waiter in self._core.abandon_all():  # they retry on the new connection
                 if not waiter.done():
                     waiter.set_exception(ConnectionClosedError(None, CLOSED))
-            deadline = time.monotonic() + RECONNECT_WAIT_S
-            while True:
-                try:
-                    reader, writer = await _open_stream(endpoint_of(plan.root, plan.state_dir))
-                    break
-                except ConnectionClosedError:
-                    if time.monotonic() >= deadline:
-                        return False
-                    await asyncio.sleep(0.1)
+            deadline = time.monotonic() + (
+                RECONNECT_WAIT_S if plan.start is None else _start_wait_s()
+            )
+            try:
+                reader, writer, _ = await _connect_live(plan, deadline)
+            except ConnectionClosedError:
+                return False
             self._reader, self._writer = reader, writer
             self._core = ClientCore(self.notifications.put_nowait)
             self._task = asyncio.ensure_future(self._pump())
@@ -737,6 +745,58 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
             )
             self._generation += 1
             return True
+
+    @classmethod
+    async def shared(
+        cls,
+        root: str | os.PathLike[str],
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+        also: Sequence[str | os.PathLike[str]] = (),
+        budget_bytes: int | None = None,
+        policy: str | None = None,
+    ) -> AsyncClient:
+        """A client of the root's shared server: the live one, else one started detached
+        for every client of the root (``fresh_ls.autostart``: it exits once idle). When
+        its server goes away it reconnects at once, starting a new server when none is
+        live, so the requests sent meanwhile wait for it instead of failing."""
+        from fresh_ls import autostart
+
+        top = Path(root).resolve()
+        state = Path(state_dir).resolve() if state_dir else top / STATE_DIR_NAME
+        plan = _Reattach(
+            str(top),
+            str(state),
+            None,
+            budget_bytes,
+            policy,
+            start=autostart.StartPlan(
+                top, state, state_dir is not None, tuple(Path(f) for f in also)
+            ),
+        )
+        deadline = time.monotonic() + _start_wait_s()
+        while True:
+            reader, writer, ep = await _connect_live(plan, deadline)
+            client = cls(reader, writer)
+            try:
+                await client.initialize(ep.get("token"), budget_bytes, policy)
+            except ConnectionClosedError:
+                # the server was stopping (idle) as we came: the next one, or a new one
+                await client.close()
+                if time.monotonic() >= deadline:
+                    raise
+                continue
+            except FreshClientError:
+                await client.close()
+                raise
+            client._reattach = dataclasses.replace(plan, token=ep.get("token"))
+            return client
+
+    async def _reconnect_soon(self, generation: int) -> None:
+        """A shared server's client reconnects as soon as its connection drops (not at
+        the next request), so a request that comes meanwhile finds the server back."""
+        with contextlib.suppress(FreshClientError, OSError):
+            await self._reconnect(generation)
 
     @classmethod
     async def spawn(
@@ -792,6 +852,9 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
             for waiter in self._core.abandon_all():
                 if not waiter.done():
                     waiter.set_exception(ConnectionClosedError(None, CLOSED))
+            plan = self._reattach
+            if plan is not None and plan.start is not None:
+                self._background = asyncio.ensure_future(self._reconnect_soon(self._generation))
 
     async def notify(self, method: str, params: Any) -> None:
         generation = self._generation
@@ -844,6 +907,10 @@ class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
         import asyncio
 
         self._reattach = None  # a goodbye to a dead server is not worth a reconnection
+        if self._background is not None:
+            self._background.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._background
         with contextlib.suppress(Exception):
             await asyncio.wait_for(steps.arun(goodbye(), self._perform), 5)
         self._writer.close()
@@ -879,6 +946,39 @@ async def _open_stream(
         return await asyncio.open_connection(*target)
     except OSError as exc:
         raise _cannot_connect(ep, exc) from None
+
+
+def _start_wait_s() -> float:
+    from fresh_ls.autostart import START_WAIT_S
+
+    return START_WAIT_S
+
+
+async def _connect_live(
+    plan: _Reattach, deadline: float
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, dict[str, Any]]:
+    """A connection to the root's server (and its endpoint), waiting for it until
+    ``deadline`` (``time.monotonic()``); with ``plan.start``, starting it when no process
+    holds the root (``fresh_ls.autostart``). ``ConnectionClosedError`` past the deadline,
+    or at once when the server started cannot run (its log's last line says why)."""
+    import asyncio
+
+    while True:
+        try:
+            ep = endpoint_of(plan.root, plan.state_dir)
+            reader, writer = await _open_stream(ep)
+            return reader, writer, ep
+        except ConnectionClosedError:
+            if time.monotonic() >= deadline:
+                raise
+        if plan.start is not None:
+            from fresh_ls import autostart
+
+            try:
+                await autostart.start_unless_live(plan.start, deadline)
+            except autostart.CannotStart as exc:
+                raise ConnectionClosedError(None, str(exc), "initialize") from None
+        await asyncio.sleep(0.05)
 
 
 def _camel(params: dict[str, Any]) -> dict[str, Any]:

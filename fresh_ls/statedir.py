@@ -18,6 +18,11 @@ DATABASE_FILE = "views.sqlite3"
 #: The endpoint's token, kept across restarts of the same root (mode 0600 in the 0700 state
 #: dir) so a harness that attached before a restart can present it again.
 TOKEN_FILE = "token"
+#: Where a server started detached (by ``run``, ``proxy``, ``proxies``) writes its stderr.
+LOG_FILE = "server.log"
+#: Held (``flock``) by the one client starting the root's shared server, so two clients
+#: that both find none start one between them (``fresh_ls.autostart``).
+START_LOCK_FILE = "start.lock"
 #: Written into a state dir the server creates, so ``git add .`` never commits the token
 #: or the database (which holds code), the way pytest keeps its cache out of git.
 GITIGNORE_FILE = ".gitignore"

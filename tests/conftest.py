@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# The server `run`, `proxy` and the proxies' client start is shared and idles out
+# (fresh_ls.autostart): in tests it goes 2 s after its last client left, not a minute after,
+# so a suite of short runs leaves no crowd of idle servers behind.
+os.environ.setdefault("FRESH_LS_SERVER_IDLE_S", "2")
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"

@@ -33,20 +33,14 @@ HOST = "127.0.0.1"
 async def connect_server(
     root: Path, state_dir: Path | None = None, also: tuple[Path, ...] = ()
 ) -> Any:
-    """The running fresh-ls server of ``root`` (through its endpoint.json), or a new one
-    started for the proxy (also listening, so ``fresh-ls status`` finds it; tracking the
-    ``also`` folders: a server already running keeps its own)."""
-    from fresh_ls.client import AsyncClient, ConnectionClosedError
+    """A client of the root's shared fresh-ls server: the running one (through its
+    endpoint.json), else one started detached for every client of the root, which stays
+    up while any is connected and exits once idle (``fresh_ls.autostart``; the ``also``
+    folders are tracked by a server it starts, a running one keeps its own). When that
+    server goes away, the client reconnects, starting a new one when none is live."""
+    from fresh_ls.client import AsyncClient
 
-    try:
-        return await AsyncClient.attach(root, state_dir=str(state_dir) if state_dir else None)
-    except ConnectionClosedError:
-        extra = ["--listen"]
-        if state_dir is not None:
-            extra += ["--state-dir", str(state_dir)]
-        for folder in also:
-            extra += ["--also", str(folder)]
-        return await AsyncClient.spawn(root, extra_args=extra)
+    return await AsyncClient.shared(root, state_dir=state_dir, also=also)
 
 
 def _write_private(path: Path, data: dict[str, Any]) -> None:

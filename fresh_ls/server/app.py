@@ -122,7 +122,13 @@ _FEEDERS: set[asyncio.Future[None]] = set()
 
 
 class App:
-    def __init__(self, engine: Engine, token: str, limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        token: str,
+        limits: Limits | None = None,
+        idle_exit_s: float | None = None,
+    ) -> None:
         self.engine = engine
         self.token = token
         self.limits = limits or Limits()
@@ -130,6 +136,45 @@ class App:
         self.listening = False
         #: Connections still to present their token, oldest first: name -> close.
         self.waiting: OrderedDict[str, Callable[[], None]] = OrderedDict()
+        #: ``--idle-exit``: the server stops once no client has been connected this long.
+        self.idle_exit_s = idle_exit_s
+        #: Clients connected now: the stdio one and every socket one that gave its token
+        #: (a connection that never does cannot keep the server up).
+        self.clients = 0
+        self._idle: asyncio.TimerHandle | None = None
+
+    # -- lifetime: a shared server stays while a client is connected, then idles out ----
+
+    def arm_idle(self) -> None:
+        """Start the idle countdown (at start, and whenever the last client leaves)."""
+        if self.idle_exit_s is None or self.clients or self.stop.is_set():
+            return
+        if self._idle is not None:
+            self._idle.cancel()
+        loop = asyncio.get_running_loop()
+        self._idle = loop.call_later(self.idle_exit_s, self._idle_expired)
+
+    def _idle_expired(self) -> None:
+        if self.clients:
+            return
+        if self.waiting:
+            # A client is connecting (its token not yet checked): it gives it, or it is
+            # closed within the auth timeout; ask again then, not a whole idle time later.
+            loop = asyncio.get_running_loop()
+            self._idle = loop.call_later(self.limits.auth_timeout_s, self._idle_expired)
+            return
+        log.info("no client for %g s: exiting (--idle-exit)", self.idle_exit_s)
+        self.stop.set()
+
+    def client_came(self) -> None:
+        self.clients += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def client_left(self) -> None:
+        self.clients -= 1
+        self.arm_idle()
 
     def _attach(self, server: FreshServer) -> None:
         def notify(payload: protocol.DidInvalidateParams) -> None:
@@ -159,9 +204,11 @@ class App:
         self._attach(server)
         frames = FrameReader(await _stdin_reader(executor), self.limits.max_message_bytes)
         broken = None
+        self.client_came()
         try:
             broken = await run_connection(frames, server.fresh_protocol, self.stop)
         finally:
+            self.client_left()
             self._detach(server)
             if broken is None or not self.listening:
                 self.stop.set()
@@ -187,6 +234,7 @@ class App:
 
         def authorized() -> None:
             self.waiting.pop(name, None)
+            self.client_came()
 
         conn.on_authorized = authorized
         while len(self.waiting) >= max(1, self.limits.max_unauthenticated):
@@ -212,6 +260,8 @@ class App:
         finally:
             timer.cancel()
             self.waiting.pop(name, None)
+            if conn.authorized:
+                self.client_left()
             self._detach(server)
             with contextlib.suppress(Exception):
                 writer.close()
@@ -241,10 +291,13 @@ async def serve(
     watch: bool = True,
     limits: Limits | None = None,
     also: tuple[Path, ...] = (),
+    idle_exit_s: float | None = None,
 ) -> int:
+    """Serve until the stdio client ends, SIGTERM or SIGINT, or (``idle_exit_s``) no
+    client has been connected for that long."""
     lock = RootLock.acquire(state_dir)
     engine = await Engine.open(root, state_dir, also=also)
-    app = App(engine, persistent_token(state_dir), limits)
+    app = App(engine, persistent_token(state_dir), limits, idle_exit_s)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -293,6 +346,7 @@ async def serve(
             app.listening = True
             write_endpoint(state_dir, public, app.token)
             log.info("listening on %s", public)
+        app.arm_idle()  # a server nobody connects to idles out too
         if stdio:
             await app.serve_stdio(executor)
         else:

@@ -18,6 +18,7 @@ import re
 import secrets
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ from fresh_ls.statedir import (
     GITIGNORE_FILE,
     GITIGNORE_TEXT,
     LOCK_FILE,
+    LOG_FILE,
     SOCKET_FILE,
+    START_LOCK_FILE,
     TOKEN_FILE,
 )
 
@@ -38,7 +41,7 @@ MAX_SOCKET_PATH = 100
 
 #: Files fresh-ls keeps in a state dir: an existing directory holding one of them (or
 #: nothing) is ours to make private.
-OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, DATABASE_FILE, TOKEN_FILE)
+OWN_FILES = (LOCK_FILE, ENDPOINT_FILE, DATABASE_FILE, TOKEN_FILE, LOG_FILE, START_LOCK_FILE)
 
 
 def make_private_dir(state_dir: Path) -> None:
@@ -101,9 +104,7 @@ class RootLock:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         with contextlib.suppress(OSError):
             os.fchmod(fd, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _flock_soon(fd):
             os.close(fd)
             raise AlreadyRunning(read_endpoint(state_dir), state_dir) from None
         os.ftruncate(fd, 0)
@@ -117,6 +118,25 @@ class RootLock:
         with contextlib.suppress(OSError):
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
+
+
+#: How long ``acquire`` retries a held lock: a client asking whether a server holds the root
+#: (``fresh_ls.autostart.root_held``) takes it shared for an instant, and a server starting
+#: in that instant must not take the client for a live server.
+ACQUIRE_RETRY_S = 0.5
+
+
+def _flock_soon(fd: int) -> bool:
+    """The exclusive lock on ``fd``, retried for ``ACQUIRE_RETRY_S``; False when held."""
+    deadline = time.monotonic() + ACQUIRE_RETRY_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
 
 def read_endpoint(state_dir: Path) -> dict[str, Any] | None:

@@ -348,24 +348,28 @@ async def test_compressed_and_unreadable_bodies(workspace: Path) -> None:
 
 
 async def test_a_dead_server_is_replaced(workspace: Path) -> None:
-    """The proxy's fresh-ls server dies between two requests: the proxy starts another, which
-    serves the views the first one stored, and the stale read is still replaced."""
+    """The proxy's fresh-ls server (the root's shared one, not its child) is SIGKILLed
+    between two requests: the proxy starts another, which serves the views the first one
+    stored, and the stale read is still replaced."""
     import asyncio
+    import os
+    import signal
+
+    from fresh_ls.processes import alive
 
     (workspace / "a.py").write_text(SOURCE)
     body = anthropic_body(workspace, _listing(SOURCE))
     headers = {"x-fresh-ls-session": "s"}
-    async with proxied(workspace, placement="end") as (model, proxy, url):
+    endpoint = workspace / ".fresh-ls" / "endpoint.json"
+    async with proxied(workspace, placement="end") as (model, _proxy, url):
         await _post(url + "/v1/messages", body, headers)
-        first = proxy.client
-        process = first._process
-        assert process is not None
-        process.kill()
-        await process.wait()
-        await asyncio.sleep(0.2)
+        first = json.loads(endpoint.read_text())["pid"]
+        os.kill(first, signal.SIGKILL)
+        while alive(first):
+            await asyncio.sleep(0.05)
         (workspace / "a.py").write_text(CHANGED)
         status, _ = await _post(url + "/v1/messages", body, headers)
-        assert status == 200 and proxy.client is not first
+        assert status == 200 and json.loads(endpoint.read_text())["pid"] != first
         content = model.model_requests[-1].body["messages"][2]["content"]
         assert content[0]["content"].startswith("[fresh-ls] toolu_01")
         assert "return 20" in json.dumps(content)

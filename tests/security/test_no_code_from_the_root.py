@@ -66,6 +66,7 @@ PROGRAM_MODULES = {"subprocess", "asyncio", "os"}
 PROGRAMS_ALLOWED = {
     "client.py": (2, "the server: python_command (this interpreter, or the caller's python)"),
     "proxy/serve.py": (1, "`fresh-ls run -- CMD`: the command the user typed"),
+    "launch.py": (1, "the shared server, detached: autostart.StartPlan.argv (python_command)"),
     "cli.py": (1, "`git rev-parse --show-toplevel` for run's root: a fixed argv, git from PATH"),
     "toolcalls/search_rerun.py": (
         1,
@@ -157,6 +158,14 @@ def test_the_server_a_client_spawns_is_this_interpreter_with_P_or_the_callers() 
     argv, _, _ = _spawning("/r", {"python": "/opt/py/bin/python", "extra_args": ["--listen"]})
     assert argv[:4] == ["/opt/py/bin/python", "-P", "-m", "fresh_ls"]
     assert argv[4:] == ["serve", "--root", "/r", "--stdio", "--listen"]
+
+
+def test_the_shared_server_a_client_starts_is_this_interpreter_with_P() -> None:
+    from fresh_ls.autostart import StartPlan
+
+    argv = StartPlan(Path("/r"), Path("/r/.fresh-ls"), idle_exit_s=60).argv()
+    assert argv[:4] == [sys.executable, "-P", "-m", "fresh_ls"]
+    assert argv[4:] == ["serve", "--root", "/r", "--listen", "--idle-exit", "60"]
 
 
 @pytest.mark.parametrize("address", ["tcp:192.0.2.7:443", "tcp:evil.example:80", "ws://x", "unix:"])
