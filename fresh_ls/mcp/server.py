@@ -64,8 +64,6 @@ from fresh_ls.mcp.protect import state_refusal, write_refusal
 MAX_READ_LINES = 2000
 #: How often an edit is checked again when the file changed between check and write.
 WRITE_ATTEMPTS = 3
-#: How long a new MCP server waits for a fresh-ls server another one is starting.
-START_WAIT_S = 15.0
 #: What one tool call may wait for the fresh-ls server (issue 21, finding 11): a server
 #: alive but not answering (stopped, swapping) makes the call fail closed, nothing
 #: written, instead of hanging the agent.
@@ -118,23 +116,11 @@ class Backend:
         self._lock = asyncio.Lock()
 
     async def _connect(self) -> AsyncClient:
-        state = str(self.state_dir) if self.state_dir else None
-        deadline = asyncio.get_running_loop().time() + START_WAIT_S
-        while True:
-            try:
-                return await AsyncClient.attach(self.root, state_dir=state)
-            except ConnectionClosedError:
-                pass
-            extra = ["--listen"] + (["--state-dir", state] if state else [])
-            for folder in self.also:
-                extra += ["--also", str(folder)]
-            try:
-                return await AsyncClient.spawn(self.root, extra_args=extra)
-            except ConnectionClosedError:
-                # Another process started the server first (status 3): attach to it.
-                if asyncio.get_running_loop().time() > deadline:
-                    raise
-                await asyncio.sleep(0.1)
+        """The root's shared server (``AsyncClient.shared``): the live one, else one started
+        detached that every client of the root shares, so it outlives this MCP process
+        while a run, an editor or another agent still uses it, and a server that goes away
+        is reconnected (or restarted) by the client itself."""
+        return await AsyncClient.shared(self.root, state_dir=self.state_dir, also=self.also)
 
     async def client(self) -> AsyncClient:
         async with self._lock:

@@ -23,7 +23,7 @@ async def mcp_client(
     """A session with a real ``fresh-ls mcp``; ``errlog`` receives the process's stderr.
     ``unguarded``: the same server started through ``UNGUARDED``, whose ``fresh/checkEdit``
     always allows."""
-    argv = ["-m", "fresh_ls", "mcp"]
+    argv = ["-P", "-m", "fresh_ls", "mcp"]
     env = None
     if unguarded:
         argv = ["-P", "-m", UNGUARDED]
