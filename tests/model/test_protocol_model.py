@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(3600 if FULL else 300)
 def test_the_protocol_keeps_its_invariants(rig: Rig) -> None:
     rig.use(None)
     factory = machine(rig, max_restarts=count(2, 6))
-    how = model_settings(max_examples=count(4, 60), steps=count(30, 60), randomize=FULL)
+    how = model_settings(max_examples=count(15, 60), steps=count(40, 60), randomize=FULL)
     try:
         run(factory, how)
     except AssertionError as exc:
