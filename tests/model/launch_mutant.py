@@ -16,6 +16,9 @@ one invariant of ``docs/reliability.md`` ("The protocol as a model"):
   later), so a SIGKILL or a restart right after the answer loses it.
 - ``stale``: a view's assessment is cached by the view alone, not by the file's content,
   so a view that went stale keeps being reported ``fresh``.
+- ``own-writes`` (caught as ``durability`` too): what a session knows from its own writes
+  is kept in memory only (the store's ``written`` table is never written), so after a
+  restart the session's next edit of code it wrote is refused.
 """
 
 from __future__ import annotations
@@ -115,13 +118,27 @@ def stale() -> None:
     engine.Engine._assess = by_view_only  # type: ignore[method-assign]
 
 
+def own_writes() -> None:
+    from fresh_ls.core.model import View
+    from fresh_ls.store import ViewStore
+
+    async def kept_in_memory(self: ViewStore, session: str, path: str, views: list[View]) -> None:
+        return None
+
+    ViewStore.put_written = kept_in_memory  # type: ignore[method-assign]
+
+
 MUTANTS: dict[str, Callable[[], None]] = {
     "lost-update": lost_update,
     "commit": commit,
     "gate": gate,
     "durability": durability,
     "stale": stale,
+    "own-writes": own_writes,
 }
+
+#: The invariant each mutant breaks, as a failure names it (``[durability]``).
+CAUGHT_AS = {name: name for name in MUTANTS} | {"own-writes": "durability"}
 
 
 def main(argv: list[str]) -> int:

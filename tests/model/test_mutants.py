@@ -12,7 +12,7 @@ from hypothesis.errors import FlakyFailure
 
 from ._rig import Rig
 from ._run import FULL, count, figures, model_settings, run
-from .launch_mutant import MUTANTS
+from .launch_mutant import CAUGHT_AS, MUTANTS
 from .protocol_machine import machine
 
 pytestmark = pytest.mark.timeout(1800 if FULL else 240)
@@ -31,4 +31,5 @@ def test_the_model_catches_the_mutant(rig: Rig, mutant: str) -> None:
     message = str(caught.value)
     if isinstance(caught.value, FlakyFailure):
         message = " ".join(str(e) for e in caught.value.exceptions)
-    assert f"[{mutant}]" in message, f"the {mutant} mutant broke another check: {message}"
+    name = CAUGHT_AS[mutant]
+    assert f"[{name}]" in message, f"the {mutant} mutant broke another check: {message}"
