@@ -81,10 +81,10 @@ bench: $(STAMP)
 protocol: $(STAMP)
 	$(PY) -m fresh_ls.protocol_ts
 
-## make soak: the reliability suite at full counts (quick counts run in make test), one line
-## of figures per test at the end (docs/reliability.md).
+## make soak: the reliability suite and the protocol model at full counts (quick counts run
+## in make test), one line of figures per test at the end (docs/reliability.md).
 soak: $(STAMP)
-	FRESH_LS_SOAK=1 $(PY) -m pytest -q -p no:cacheprovider tests/reliability
+	FRESH_LS_SOAK=1 $(PY) -m pytest -q -p no:cacheprovider tests/reliability tests/model
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
