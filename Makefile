@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents protocol
+.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents protocol checkers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,7 +57,16 @@ agents: $(CLAUDE_CODE_STAMP) $(CODEX_STAMP) $(PI_STAMP) $(AIDER_STAMP)
 
 ## make test: create the virtualenv with dev deps, build the extension, install the agent CLIs,
 ## run every test.
-test: $(STAMP) lint typecheck ext agents unit
+## make checkers: the model checker the protocol's Promela model needs (tests/model/test_spin.py,
+## docs/guard.pml): Debian's spin, installed once when missing (root, or sudo without a password).
+checkers:
+	@command -v spin >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO="sudo -n"; fi; \
+	  $$SUDO apt-get install -y -q spin >/dev/null 2>&1 || \
+	  { $$SUDO apt-get update -q >/dev/null 2>&1 && $$SUDO apt-get install -y -q spin >/dev/null; }; }
+	@command -v spin >/dev/null 2>&1 && echo "spin: $$(spin -V)"
+
+test: $(STAMP) lint typecheck ext agents checkers unit
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
