@@ -638,13 +638,17 @@ class Engine:
         before stays known where the write left it, and every line it wrote is known
         (``guard.carry_over``), kept as views of its own for ``fresh/checkEdit``. A file
         this server had never read (a creation, mostly) is the writer's whole: nobody
-        holds a view of it."""
+        holds a view of it. But when the session knew the file before this server first
+        read it (its views or writes, kept across a restart), the write is no creation: what
+        it wrote cannot be told apart from what changed while no server watched, so it keeps
+        only what still holds of what it knew (a deny it can retry after a read, never an
+        edit of code it never saw)."""
         before: Source | None
         if first_read:
             after, _ = self._current_or_none(rel)
             if after is None:
                 return
-            before = None
+            before = after if self._guard_views(session, rel) else None
         else:
             changes = self.attribution.changes(rel)
             seen = self._last_change.get(rel)

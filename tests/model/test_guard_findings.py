@@ -56,7 +56,6 @@ def test_an_outside_change_not_read_yet_is_not_the_next_writers(root: Path) -> N
         assert fresh.check_edit("s", "a.py", **_body(0))["verdict"] == "deny"
 
 
-@pytest.mark.xfail(strict=True, reason="a didWrite after a restart credits the whole file")
 def test_after_a_restart_an_own_write_credits_only_what_it_wrote(root: Path) -> None:
     """A session that knows a file only from its own writes (no view of it is held, so the
     restarted server has not read it): the file changes while the server is down, then the
