@@ -64,6 +64,7 @@ from fresh_ls.proxy.shapes import (
     shape_of,
     tool_calls,
 )
+from fresh_ls.proxy.splice import SpliceError, dumps, spliced
 from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
 from fresh_ls.toolcalls.searches import line_ranges, search_view_id, shown_text
@@ -249,17 +250,10 @@ class Proxy:
             return await self.forward(request, path, shape, raw)
         try:
             plain, decoded = _decoded(request.headers.get("Content-Encoding"), raw)
-            try:
-                body = json.loads(plain)
-            except ValueError:
-                raise CannotRewrite(
-                    "the request body is not JSON; cannot tell what it shows"
-                ) from None
-            if not isinstance(body, dict):
-                raise CannotRewrite("the request body is not a JSON object")
+            parsed = Parsed.of(plain)
             # Shielded: a client that goes away does not cut a rewrite (and the session's
             # record of what it registered) in half; the sidecar deadline bounds it.
-            sent = await asyncio.shield(self.make_current(shape, request, path, body, plain))
+            sent = await asyncio.shield(self.make_current(shape, request, path, parsed))
         except CannotRewrite as exc:
             if not self.fail_open:
                 return error_response(shape, str(exc), exc.status)
@@ -277,9 +271,12 @@ class Proxy:
         return await self.forward(request, path, shape, sent, drop=drop)
 
     async def make_current(
-        self, shape: Shape, request: web.Request, path: str, body: dict[str, Any], raw: bytes
+        self, shape: Shape, request: web.Request, path: str, parsed: Parsed
     ) -> bytes:
-        """The body to send upstream: ``raw`` itself unless a view in it had to change."""
+        """The body to send upstream: the client's bytes themselves unless a view in it
+        had to change, and then the client's bytes with only the changed values spliced in
+        (``proxy.splice``)."""
+        body, raw = parsed.body, parsed.raw
         session = session_of(shape, request.headers, body)
         state = self.sessions.setdefault(session, SessionState())
         self.requests += 1
@@ -309,7 +306,7 @@ class Proxy:
                 f"the fresh-ls server did not answer within {deadline:g} s (is it stopped or "
                 "overloaded?); the request was not sent"
             ) from None
-        sent = raw if out is None else json.dumps(out, ensure_ascii=False).encode("utf-8")
+        sent = raw if out is None else parsed.with_body(out)
         if out is not None:
             self.rewritten += 1
             state.rewritten += 1
@@ -471,11 +468,12 @@ class Proxy:
         body: dict[str, Any],
         known: dict[str, str],
         calls: list[str],
-    ) -> bool:
+    ) -> dict[str, Any] | None:
         """Stale search results printed again in place, and the line added to results
-        outside every root (``proxy.searches``); whether ``body`` changed."""
+        outside every root (``proxy.searches``): the changed body (``body`` itself is left
+        as it was), or None."""
         present = set(calls)
-        changed = False
+        edited: dict[str, Any] | None = None
         searches = [f for c, f in state.searches.items() if c in present]
         unknown = [v for f in searches for v in f.view_ids if v not in known]
         if unknown:
@@ -486,11 +484,14 @@ class Proxy:
                 continue
             text = await self.renderer.render(found)
             if text is not None:
-                changed |= edit_result(shape, body, found.call.call_id, _replaced_by(text))
+                edited = (
+                    edit_result(shape, edited or body, found.call.call_id, _replaced_by(text))
+                    or edited
+                )
         for call_id, note in state.outside.items():
             if call_id in present:
-                changed |= edit_result(shape, body, call_id, _with_line(note))
-        return changed
+                edited = edit_result(shape, edited or body, call_id, _with_line(note)) or edited
+        return edited
 
     async def _rewrite(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
@@ -503,7 +504,8 @@ class Proxy:
             client, shape, session, state, body, known or {}, [c.call_id for c in calls]
         )
         if not held:
-            return dict(body) if touched else None
+            return touched
+        body = touched or body
         # What the server holds, as asked above plus what this request registered: the
         # rewriter need not ask again (one fresh/stale per request, not two).
         views_held = None if known is None else {*known, *held}
@@ -533,7 +535,7 @@ class Proxy:
             )
             out = done.request
         if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
-            return dict(body) if touched else None
+            return touched
         return dict(out)
 
     # -- upstream -------------------------------------------------------------------------
@@ -592,6 +594,40 @@ class Proxy:
                     return response
             await response.write_eof()
         return response
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A model request's body, parsed once: the client's bytes, their text and the object
+    it holds. A rewrite is written back into that text (``splice.spliced``), so the bytes
+    sent differ from the client's only inside the values the rewrite changed."""
+
+    raw: bytes
+    encoding: str
+    text: str
+    body: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: bytes) -> Parsed:
+        """``raw`` read as JSON (UTF-8, or the UTF-16/32 JSON allows); ``CannotRewrite``
+        when it is none or no object."""
+        try:
+            encoding = json.detect_encoding(raw)
+            text = raw.decode(encoding)
+            body = json.loads(text)
+        except ValueError:  # UnicodeDecodeError included
+            raise CannotRewrite("the request body is not JSON; cannot tell what it shows") from None
+        if not isinstance(body, dict):
+            raise CannotRewrite("the request body is not a JSON object")
+        return cls(raw, encoding, text, body)
+
+    def with_body(self, new: dict[str, Any]) -> bytes:
+        """The client's bytes changed to hold ``new``: only the values that differ are
+        written anew."""
+        try:
+            return spliced(self.text, self.body, new).encode(self.encoding)
+        except (SpliceError, UnicodeEncodeError):  # never expected: spelled anew, whole
+            return dumps(new).encode("utf-8")
 
 
 def _replaced_by(text: str) -> Callable[[str], str]:

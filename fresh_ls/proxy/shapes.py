@@ -14,6 +14,7 @@ with SEARCH/REPLACE blocks in its replies: ``block_views`` and ``reply_writes``.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -271,62 +272,85 @@ def reply_writes(shape: Shape, body: Mapping[str, Any]) -> list[tuple[str, list[
 
 def edit_result(
     shape: Shape, body: dict[str, Any], call_id: str, edit: Callable[[str], str]
-) -> bool:
-    """Change the text of the tool result of ``call_id`` in place, keeping its shape: a
-    string stays a string; in a list of parts the last text part is edited when ``edit``
+) -> dict[str, Any] | None:
+    """The body with the text of the tool result of ``call_id`` changed, keeping its shape:
+    a string stays a string; in a list of parts the last text part is edited when ``edit``
     only appends to the whole (so the parts before keep every byte), else the parts
-    become one text part. Whether a result of that id was found and changed."""
-    for holder, key in _result_holders(shape, body, call_id):
+    become one text part. None when no result of that id was found or ``edit`` left it as
+    it was.
+
+    ``body`` itself is left as it was: only the objects on the way to the result are
+    copied (the rest is shared), so the original stays at hand to splice the change into
+    the client's bytes (``proxy.splice``)."""
+    for where, key in _result_holders(shape, body, call_id):
+        holder = _at(body, where)
         content = holder.get(key)
         old = _text_of(content)
         new = edit(old)
         if new == old:
-            return False
+            return None
+        value: Any = new
         if isinstance(content, list) and new.startswith(old):
             texts = [i for i, p in enumerate(content) if isinstance(p, Mapping) and "text" in p]
             if texts:
                 part = dict(content[texts[-1]])
                 part["text"] = str(part["text"]) + new[len(old) :]
-                holder[key] = [*content[: texts[-1]], part, *content[texts[-1] + 1 :]]
-                return True
+                value = [*content[: texts[-1]], part, *content[texts[-1] + 1 :]]
+                return _replaced(body, (*where, key), value)
         if isinstance(content, list):
             kind = "input_text" if shape == "responses" else "text"
-            holder[key] = [{"type": kind, "text": new}]
-        else:
-            holder[key] = new
-        return True
-    return False
+            value = [{"type": kind, "text": new}]
+        return _replaced(body, (*where, key), value)
+    return None
+
+
+def _at(body: Any, where: tuple[Any, ...]) -> Any:
+    for step in where:
+        body = body[step]
+    return body
+
+
+def _replaced(body: Any, where: tuple[Any, ...], value: Any) -> Any:
+    """A copy of ``body`` with the value at ``where`` replaced: the containers on the way
+    copied, everything else shared."""
+    if not where:
+        return value
+    head, rest = where[0], where[1:]
+    copied = copy.copy(body)
+    copied[head] = _replaced(body[head], rest, value)
+    return copied
 
 
 def _result_holders(
     shape: Shape, body: dict[str, Any], call_id: str
-) -> list[tuple[dict[str, Any], str]]:
-    """The dicts holding the tool result of ``call_id``, with the key of its content."""
-    found: list[tuple[dict[str, Any], str]] = []
+) -> list[tuple[tuple[Any, ...], str]]:
+    """Where the dicts holding the tool result of ``call_id`` are (the keys and indices
+    down to each), with the key of its content."""
+    found: list[tuple[tuple[Any, ...], str]] = []
     if shape == "responses":
         items = body.get("input")
-        for item in items if isinstance(items, list) else []:
+        for i, item in enumerate(items if isinstance(items, list) else []):
             if (
                 isinstance(item, dict)
                 and item.get("call_id") == call_id
                 and str(item.get("type", "")).endswith("_output")
             ):
-                found.append((item, "output"))
+                found.append((("input", i), "output"))
         return found
     messages = body.get("messages")
-    for message in messages if isinstance(messages, list) else []:
+    for m, message in enumerate(messages if isinstance(messages, list) else []):
         if not isinstance(message, dict):
             continue
         if shape == "chat":
             if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                found.append((message, "content"))
+                found.append((("messages", m), "content"))
             continue
         content = message.get("content")
-        for block in content if isinstance(content, list) else []:
+        for b, block in enumerate(content if isinstance(content, list) else []):
             if (
                 isinstance(block, dict)
                 and block.get("type") == "tool_result"
                 and block.get("tool_use_id") == call_id
             ):
-                found.append((block, "content"))
+                found.append((("messages", m, "content", b), "content"))
     return found
