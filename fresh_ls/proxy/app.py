@@ -519,6 +519,7 @@ class Proxy:
                 budget_bytes=self.budget_bytes,
                 placement=self.placement,
                 views_held=views_held,
+                shared=True,  # never mutated: spliced into the agent's bytes
             )
         else:
             done = await arewrite_request(
@@ -532,6 +533,7 @@ class Proxy:
                 result_spans=_spans_of(blocks) if blocks else None,
                 placement=self.placement,
                 views_held=views_held,
+                shared=True,  # never mutated: spliced into the agent's bytes
             )
             out = done.request
         if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
