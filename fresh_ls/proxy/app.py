@@ -4,7 +4,7 @@ Every request under the proxy's base URL goes to the same path under the upstrea
 its headers (API keys included) and query as they came; the answer comes back as the
 upstream sent it, chunk by chunk as it arrives (server-sent events are never buffered). Only
 the bodies of model requests are changed (``shapes.shape_of``: Anthropic Messages, OpenAI Chat
-Completions, OpenAI Responses):
+Completions, OpenAI Responses; one class each in ``apis``, and each body parsed once):
 
 1. the session is named (``shapes.session_of``);
 2. each tool result not seen before in that session is read with the recognizers
@@ -14,8 +14,10 @@ Completions, OpenAI Responses):
    (view id ``aider:<path>:<digest>``, ``text``: the block's content) and its SEARCH/REPLACE
    replies (``shapes.reply_writes``) writes;
 3. when the request holds a tool result that is a view, it is rewritten with the harness
-   rewriter (``arewrite_request``; Responses through ``responses.arewrite_responses``):
-   markers for stale views, the current code at the end, ``fresh/commit`` last.
+   rewriter (each API's ``rewrite``: ``arewrite_request``; Responses through
+   ``responses.arewrite_responses``): markers for stale views, the current code after the
+   newest result, ``fresh/commit`` last; the values that changed are spliced into the
+   agent's own bytes (``splice``), so every other byte goes upstream as the agent wrote it.
 
 When the request cannot be made current (the commit failed twice, the server is gone or
 does not answer in time) the agent gets an error in its API's own format saying why and
@@ -49,10 +51,10 @@ from fresh_ls.client import (
     InvalidParamsError,
     PathOutsideRootError,
 )
-from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+from fresh_ls.harness.rewrite import RewriteError
 from fresh_ls.proxy.access import Access
+from fresh_ls.proxy.apis import API, openai_error
 from fresh_ls.proxy.limits import ConnectionGuard, Limits
-from fresh_ls.proxy.responses import arewrite_responses
 from fresh_ls.proxy.searches import Renderer, SearchResult, outside_note
 from fresh_ls.proxy.shapes import (
     BlockView,
@@ -509,36 +511,21 @@ class Proxy:
         # What the server holds, as asked above plus what this request registered: the
         # rewriter need not ask again (one fresh/stale per request, not two).
         views_held = None if known is None else {*known, *held}
-        done: Rewritten
-        if shape == "responses":
-            out, done = await arewrite_responses(
-                client,
-                session,
-                body,
-                policy=self.policy,
-                budget_bytes=self.budget_bytes,
-                placement=self.placement,
-                views_held=views_held,
-                shared=True,  # never mutated: spliced into the agent's bytes
-            )
-        else:
-            done = await arewrite_request(
-                client,
-                session,
-                body,
-                fmt="anthropic" if shape == "anthropic" else "openai",
-                policy=self.policy,
-                budget_bytes=self.budget_bytes,
-                forget_missing=False,
-                result_spans=_spans_of(blocks) if blocks else None,
-                placement=self.placement,
-                views_held=views_held,
-                shared=True,  # never mutated: spliced into the agent's bytes
-            )
-            out = done.request
+        out, done = await API[shape].rewrite(
+            client,
+            session,
+            body,
+            policy=self.policy,
+            budget_bytes=self.budget_bytes,
+            forget_missing=False,
+            result_spans=_spans_of(blocks) if blocks else None,
+            placement=self.placement,
+            views_held=views_held,
+            shared=True,  # never mutated: spliced into the agent's bytes
+        )
         if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
             return touched
-        return dict(out)
+        return out
 
     # -- upstream -------------------------------------------------------------------------
 
@@ -737,27 +724,10 @@ def _warn(message: str) -> None:
     print(f"fresh-ls proxy: {message}", file=sys.stderr, flush=True)
 
 
-#: Anthropic's error ``type`` for the statuses fresh-ls answers with itself.
-_ANTHROPIC_TYPES = {403: "permission_error", 408: "timeout_error", 413: "request_too_large"}
-
-
 def error_response(shape: Shape | None, message: str, status: int = 503) -> web.Response:
     """An error in the API's own format (Anthropic's or OpenAI's), naming fresh-ls."""
     text = f"fresh-ls proxy: {message}"
-    if shape == "anthropic":
-        payload: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": text},
-        }
-    else:
-        payload = {
-            "error": {
-                "message": text,
-                "type": "invalid_request_error" if status < 500 else "server_error",
-                "param": None,
-                "code": "fresh_ls_refused" if status == 403 else "fresh_ls_not_current",
-            }
-        }
+    payload = openai_error(text, status) if shape is None else API[shape].error(text, status)
     return web.json_response(payload, status=status)
 
 

@@ -17,8 +17,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+from fresh_ls.proxy.apis import OpenAIResponses
 
-OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+OUTPUT_ITEMS = OpenAIResponses.OUTPUT_ITEMS
 
 
 def _stand_in(body: Mapping[str, Any]) -> tuple[dict[str, Any], list[int]]:
