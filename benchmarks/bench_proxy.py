@@ -15,8 +15,9 @@ Figures: the whole request (to the last byte of the streamed answer) and the tim
 streamed byte, p50 and p95 over ``reps`` requests each; the proxy's cost is the difference.
 
 Then, in process, the proxy's own work on the 200-message request (no server calls): the
-one parse (``app.Parsed``), reading its tool calls (``apis``), and writing a rewrite (a marker
-for the first read, a refresh after the newest) back: spliced into the agent's bytes
+one parse (``app.Parsed``), reading its tool calls (``apis``), the rewriter's count of the
+bytes behind each result (``bytes_after``, for anchored placement), and writing a rewrite (a
+marker for the first read, a refresh after the newest) back: spliced into the agent's bytes
 (``splice``) against the earlier way, a deep copy of the body and ``json.dumps`` of all of it.
 
     .venv/bin/python benchmarks/bench_proxy.py [--json] [--reps N]
@@ -169,6 +170,7 @@ def in_process(body: bytes, reps: int) -> dict[str, Any]:
     """The proxy's own work on ``body``, each step timed alone (p50 and p95 in ms)."""
     import copy
 
+    from fresh_ls.harness.rewrite import _bytes_after, find_tool_results
     from fresh_ls.proxy.apis import API
     from fresh_ls.proxy.app import Parsed
     from fresh_ls.proxy.shapes import edit_result
@@ -185,9 +187,13 @@ def in_process(body: bytes, reps: int) -> dict[str, Any]:
         return out
 
     new = rewritten()
+    messages = parsed.body["messages"]
+    results = find_tool_results(messages, "anthropic")
+    order = [r.call_id for r in results]
     steps = {
         "parse": lambda: Parsed.of(body),
         "tool_calls": lambda: API["anthropic"].tool_calls(parsed.body),
+        "bytes_after": lambda: _bytes_after(messages, results, order),
         "splice": lambda: parsed.with_body(rewritten()),
         "deepcopy_and_dumps": lambda: json.dumps(copy.deepcopy(new), ensure_ascii=False).encode(
             "utf-8"
@@ -252,7 +258,7 @@ def report(r: dict[str, Any]) -> str:
     lines = []
     if "in_process" in r:
         p = r["in_process"]
-        steps = ("parse", "tool_calls", "splice", "deepcopy_and_dumps")
+        steps = ("parse", "tool_calls", "bytes_after", "splice", "deepcopy_and_dumps")
         lines = [
             "",
             f"[proxy] its own work on the {p['request_bytes'] // 1024} KiB request, in process",
