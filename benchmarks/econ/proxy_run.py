@@ -52,6 +52,7 @@ from aiohttp import ClientSession, web  # noqa: E402
 
 from fresh_ls.client import AsyncClient  # noqa: E402
 from fresh_ls.proxy.app import Proxy  # noqa: E402
+from fresh_ls.proxy.splice import common_prefix  # noqa: E402
 from fresh_ls.replay.actions import Workspace  # noqa: E402
 from fresh_ls.replay.runner import load_steps  # noqa: E402
 from fresh_ls.report import table  # noqa: E402
@@ -101,22 +102,10 @@ class ProxyRun:
     error: str | None = None
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _price(priced: Priced, previous: bytes, data: bytes) -> None:
     priced.requests += 1
     priced.input_bytes += len(data)
-    priced.cached_bytes += _common_prefix(previous, data)
+    priced.cached_bytes += common_prefix(previous, data)
 
 
 def _agent_path(step: dict[str, Any], home: str) -> str:

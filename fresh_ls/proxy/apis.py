@@ -17,7 +17,8 @@ rewrite is spliced back into the agent's bytes (``proxy.splice``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from fresh_ls.harness.rewrite import Format, ResultSpans, Rewritten, arewrite_request
@@ -48,6 +49,29 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _mappings(value: Any) -> Iterator[Mapping[str, Any]]:
+    """The objects of a list (anything else in it, or no list, skipped)."""
+    return (item for item in _list(value) if isinstance(item, Mapping))
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A tool call as a request shows it."""
+
+    call_id: str
+    name: str
+    args: Any
+
+
+@dataclass(frozen=True)
+class _Result:
+    """A tool result as a request shows it (its content as one string)."""
+
+    call_id: str
+    output: str
+    is_error: bool = False
+
+
 class ModelApi:
     """One model API: what the proxy reads in its requests and how it answers."""
 
@@ -61,7 +85,21 @@ class ModelApi:
         raise NotImplementedError
 
     def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
-        """Every tool call of the request that has its result in the request, in order."""
+        """Every tool call of the request that has its result in the request, in order,
+        each result paired with its call by id (a result whose call is not in the request
+        has no name and no arguments)."""
+        calls: dict[str, tuple[str, Any]] = {}
+        found: list[ToolCall] = []
+        for part in self._parts(body):
+            if isinstance(part, _Call):
+                calls[part.call_id] = (part.name, part.args)
+            else:
+                name, args = calls.get(part.call_id, ("", None))
+                found.append(ToolCall(part.call_id, name, args, part.output, part.is_error))
+        return found
+
+    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+        """The tool calls and tool results of a request, in the order they stand."""
         raise NotImplementedError
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
@@ -120,32 +158,16 @@ class AnthropicMessages(_MessagesApi):
     def handles(self, tail: str) -> bool:
         return tail.endswith("/messages")
 
-    def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
-        calls: dict[str, tuple[str, Any]] = {}
-        found: list[ToolCall] = []
-        for message in _list(body.get("messages")):
-            if not isinstance(message, Mapping):
-                continue
-            for block in _list(message.get("content")):
-                if not isinstance(block, Mapping):
-                    continue
+    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+        for message in _mappings(body.get("messages")):
+            for block in _mappings(message.get("content")):
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                    calls[block["id"]] = (str(block.get("name", "")), block.get("input"))
+                    yield _Call(block["id"], str(block.get("name", "")), block.get("input"))
                 elif block.get("type") == "tool_result" and isinstance(
                     block.get("tool_use_id"), str
                 ):
-                    call_id = block["tool_use_id"]
-                    name, args = calls.get(call_id, ("", None))
-                    found.append(
-                        ToolCall(
-                            call_id,
-                            name,
-                            args,
-                            text_of(block.get("content")),
-                            bool(block.get("is_error")),
-                        )
-                    )
-        return found
+                    output = text_of(block.get("content"))
+                    yield _Result(block["tool_use_id"], output, bool(block.get("is_error")))
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
         found: list[Holder] = []
@@ -176,26 +198,17 @@ class OpenAIChat(_MessagesApi):
     def handles(self, tail: str) -> bool:
         return tail.endswith("/chat/completions")
 
-    def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
-        calls: dict[str, tuple[str, Any]] = {}
-        found: list[ToolCall] = []
-        for message in _list(body.get("messages")):
-            if not isinstance(message, Mapping):
-                continue
+    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+        for message in _mappings(body.get("messages")):
             role = message.get("role")
             if role == "assistant":
                 for call in message.get("tool_calls") or []:
                     if isinstance(call, Mapping) and isinstance(call.get("id"), str):
                         function = call.get("function") or {}
-                        calls[call["id"]] = (
-                            str(function.get("name", "")),
-                            arguments_of(function.get("arguments")),
-                        )
+                        name = str(function.get("name", ""))
+                        yield _Call(call["id"], name, arguments_of(function.get("arguments")))
             elif role == "tool" and isinstance(message.get("tool_call_id"), str):
-                call_id = message["tool_call_id"]
-                name, args = calls.get(call_id, ("", None))
-                found.append(ToolCall(call_id, name, args, text_of(message.get("content"))))
-        return found
+                yield _Result(message["tool_call_id"], text_of(message.get("content")))
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
         return [
@@ -223,26 +236,21 @@ class OpenAIResponses(ModelApi):
     def handles(self, tail: str) -> bool:
         return tail.endswith(("/responses", "/responses/compact"))  # compact: Codex's summary
 
-    def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
-        calls: dict[str, tuple[str, Any]] = {}
-        found: list[ToolCall] = []
-        for item in _list(body.get("input")):
-            if not isinstance(item, Mapping):
-                continue
+    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+        for item in _mappings(body.get("input")):
             kind = item.get("type")
             call_id = item.get("call_id")
             if not isinstance(call_id, str):
                 continue
+            name = str(item.get("name", ""))
             if kind == "function_call":
-                calls[call_id] = (str(item.get("name", "")), arguments_of(item.get("arguments")))
+                yield _Call(call_id, name, arguments_of(item.get("arguments")))
             elif kind == "custom_tool_call":
-                calls[call_id] = (str(item.get("name", "")), item.get("input"))
+                yield _Call(call_id, name, item.get("input"))
             elif kind == "local_shell_call":
-                calls[call_id] = ("local_shell", item.get("action") or {})
+                yield _Call(call_id, "local_shell", item.get("action") or {})
             elif kind in self.OUTPUT_ITEMS:
-                name, args = calls.get(call_id, ("", None))
-                found.append(ToolCall(call_id, name, args, text_of(item.get("output"))))
-        return found
+                yield _Result(call_id, text_of(item.get("output")))
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
         return [
@@ -279,9 +287,7 @@ class OpenAIResponses(ModelApi):
 
 def _messages_start(body: Mapping[str, Any], system: Any) -> list[str]:
     first_user = None
-    for message in _list(body.get("messages")):
-        if not isinstance(message, Mapping):
-            continue
+    for message in _mappings(body.get("messages")):
         if message.get("role") in ("system", "developer") and system is None:
             system = message.get("content")
         if message.get("role") == "user":

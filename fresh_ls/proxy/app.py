@@ -313,10 +313,17 @@ class Proxy:
             self.rewritten += 1
             state.rewritten += 1
         if self.log_dir is not None:
-            self._log(request, path, session, raw, sent)
+            self._log(request, path, session, body, out)
         return sent
 
-    def _log(self, request: web.Request, path: str, session: str, raw: bytes, sent: bytes) -> None:
+    def _log(
+        self,
+        request: web.Request,
+        path: str,
+        session: str,
+        original: dict[str, Any],
+        out: dict[str, Any] | None,
+    ) -> None:
         """``--log-requests DIR``: the original and the sent body of one model request, and
         its headers without credentials."""
         self._logged += 1
@@ -328,9 +335,9 @@ class Proxy:
             "path": _loggable(path),
             "session": session,
             "headers": headers,
-            "rewritten": sent is not raw,
-            "original": json.loads(raw),
-            "sent": json.loads(sent),
+            "rewritten": out is not None,
+            "original": original,  # the objects as parsed and rewritten: no parse again
+            "sent": original if out is None else out,
         }
         where = self.log_dir / f"{os.getpid()}-{self._logged:05d}.json"
         fd = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

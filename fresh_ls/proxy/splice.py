@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, AnyStr
 
 _WS = re.compile(r"[ \t\n\r]*")
 #: One escape in a JSON string: ``\\uXXXX`` (a surrogate pair as one) or ``\\x``.
@@ -233,7 +233,7 @@ def _string(
 ) -> None:
     """Replace the string ``text[start:end]`` (``old``) by ``new``, keeping the part both
     begin with as it is spelled."""
-    same = _common_prefix(old, new)
+    same = common_prefix(old, new)
     if same == 0:
         edits.append((start, end, dumps(new)))
         return
@@ -241,8 +241,9 @@ def _string(
     edits.append((at, end - 1, dumps(new[same:])[1:-1]))
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix (halving: each step one C comparison)."""
+def common_prefix(a: AnyStr, b: AnyStr) -> int:
+    """The length of the longest common prefix of two strings or byte strings (halving:
+    each step one C comparison)."""
     lo, hi = 0, min(len(a), len(b))
     if a[:hi] == b[:hi]:
         return hi
