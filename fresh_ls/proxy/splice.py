@@ -99,7 +99,12 @@ def _skip(text: str, pos: int) -> int:
 
 
 def _ws(text: str, pos: int) -> int:
+    if text[pos : pos + 1] not in _BLANKS:  # most often: no regex call at all
+        return pos
     return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+_BLANKS = frozenset(" \t\n\r")
 
 
 def _expect(text: str, pos: int, char: str) -> int:

@@ -131,3 +131,17 @@ async def test_a_result_outside_the_root_gets_its_line_and_nothing_else(
         got = model.model_requests[-1].raw
     (noted,) = assert_only_inside(data, got, [SOURCE.rstrip("\n")])
     assert noted.startswith(SOURCE.rstrip("\n")) and "does not track" in noted
+
+
+def test_a_body_in_another_encoding_goes_back_in_it() -> None:
+    """JSON may come as UTF-16 or with a UTF-8 byte order mark: the rewrite is written
+    back in the same encoding, the mark kept."""
+    from fresh_ls.proxy.app import Parsed
+
+    body = {"messages": [{"role": "tool", "tool_call_id": "c", "content": "é"}]}
+    new = {"messages": [{"role": "tool", "tool_call_id": "c", "content": "é!"}]}
+    for encoding in ("utf-8-sig", "utf-16-le", "utf-16"):
+        raw = json.dumps(body, ensure_ascii=False).encode(encoding)
+        sent = Parsed.of(raw).with_body(new)
+        assert json.loads(sent.decode(encoding)) == new
+        assert sent[:2] == raw[:2]  # the mark (or the first character) as it was
