@@ -1,6 +1,6 @@
 """What the proxy reads out of a model request beyond each API's own walk
 (``proxy.apis``: one class per API, ``Shape`` its name): the session it belongs to, aider's
-views and writes, and a tool result's text changed in place.
+views and writes, and a tool result's text changed (on a copy of only the path to it).
 
 aider (chat completions, no tools) shows files as fenced blocks in a user message and edits
 with SEARCH/REPLACE blocks in its replies: ``block_views`` and ``reply_writes``.
@@ -15,12 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fresh_ls.proxy.apis import API, Shape, api_of
+from fresh_ls.proxy.apis import API, api_of
+from fresh_ls.proxy.apis import Shape as Shape  # the APIs' names, as the proxy says them
 from fresh_ls.proxy.apis import text_of as _text_of
 from fresh_ls.toolcalls import aider
 from fresh_ls.toolcalls.agents import ToolCall
-
-__all__ = ["Shape", "session_of", "shape_of", "tool_calls"]
 
 #: Our own header: names the session whatever the agent sends.
 SESSION_HEADER = "x-fresh-ls-session"

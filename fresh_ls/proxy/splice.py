@@ -54,16 +54,6 @@ def spliced(text: str, old: Any, new: Any) -> str:
     return _apply(text, edits)
 
 
-def changed_spans(text: str, old: Any, new: Any) -> list[tuple[int, int, str]]:
-    """The edits ``spliced`` makes: ``(start, end, replacement)``, in order, not
-    overlapping."""
-    if old is new or _same(old, new):
-        return []
-    edits: list[tuple[int, int, str]] = []
-    _value(text, _WS.match(text, 0).end(), old, new, edits)  # type: ignore[union-attr]
-    return edits
-
-
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     parts: list[str] = []
     at = 0

@@ -249,3 +249,15 @@ def test_a_changed_string_keeps_its_common_start_as_spelled(data: Any) -> None:
             break
         spelled += unit
     assert out[start + 1 :].startswith(spelled)
+
+
+def test_an_object_with_a_repeated_key_is_written_anew_whole() -> None:
+    """JSON lets a key repeat (the last one counts): that object is written anew, and
+    nothing around it moves."""
+    text = '[1, {"a": 1, "a": 2, "b": "x"}, "tail"]'
+    old = json.loads(text)
+    new = copy.deepcopy(old)
+    new[1]["b"] = "y"
+    out = spliced(text, old, new)
+    assert json.loads(out) == new
+    assert out.startswith("[1, {") and out.endswith('}, "tail"]') and out.count('"a"') == 1
