@@ -14,6 +14,12 @@ its own event loop and thread, with its own fresh-ls server), interleaved. Per h
 Figures: the whole request (to the last byte of the streamed answer) and the time to the first
 streamed byte, p50 and p95 over ``reps`` requests each; the proxy's cost is the difference.
 
+Then, in process, the proxy's own work on the 200-message request (no server calls): the
+one parse (``app.Parsed``), reading its tool calls (``apis``), the rewriter's count of the
+bytes behind each result (``bytes_after``, for anchored placement), and writing a rewrite (a
+marker for the first read, a refresh after the newest) back: spliced into the agent's bytes
+(``splice``) against the earlier way, a deep copy of the body and ``json.dumps`` of all of it.
+
     .venv/bin/python benchmarks/bench_proxy.py [--json] [--reps N]
 """
 
@@ -160,6 +166,52 @@ def _measure(direct: str, proxied: str, body: bytes, reps: int) -> dict[str, Any
     return out
 
 
+def in_process(body: bytes, reps: int) -> dict[str, Any]:
+    """The proxy's own work on ``body``, each step timed alone (p50 and p95 in ms)."""
+    import copy
+
+    from fresh_ls.harness.rewrite import _bytes_after, find_tool_results
+    from fresh_ls.proxy.apis import API
+    from fresh_ls.proxy.app import Parsed
+    from fresh_ls.proxy.shapes import edit_result
+
+    parsed = Parsed.of(body)
+    calls = API["anthropic"].tool_calls(parsed.body)
+    first, newest = calls[0].call_id, calls[-1].call_id
+
+    def rewritten() -> dict[str, Any]:
+        out = edit_result("anthropic", parsed.body, first, lambda _old: "[fresh-ls] marker")
+        assert out is not None
+        out = edit_result("anthropic", out, newest, lambda old: old + "\n\n[fresh-ls] R1")
+        assert out is not None
+        return out
+
+    new = rewritten()
+    messages = parsed.body["messages"]
+    results = find_tool_results(messages, "anthropic")
+    order = [r.call_id for r in results]
+    steps = {
+        "parse": lambda: Parsed.of(body),
+        "tool_calls": lambda: API["anthropic"].tool_calls(parsed.body),
+        "bytes_after": lambda: _bytes_after(messages, results, order),
+        "splice": lambda: parsed.with_body(rewritten()),
+        "deepcopy_and_dumps": lambda: json.dumps(copy.deepcopy(new), ensure_ascii=False).encode(
+            "utf-8"
+        ),
+    }
+    out: dict[str, Any] = {}
+    with C.no_gc():
+        for name, step in steps.items():
+            samples = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                step()
+                samples.append(time.perf_counter() - t0)
+            out[name] = C.summary_ms(samples)
+    out["request_bytes"] = len(body)
+    return out
+
+
 def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": C.machine(), "scenario": {"reps": reps}, "cases": {}}
     for messages in HISTORIES:
@@ -181,6 +233,8 @@ def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
                     results["cases"][f"{messages}/stale"] = _measure(
                         model.url, proxy.url, body, reps
                     )
+                    if messages == max(HISTORIES):
+                        results["in_process"] = in_process(body, reps)
             finally:
                 model.stop()
     return results
@@ -201,6 +255,18 @@ def report(r: dict[str, Any]) -> str:
                 C.fmt_ms(c["p_first"]["p50_ms"]),
             ]
         )
+    lines = []
+    if "in_process" in r:
+        p = r["in_process"]
+        steps = ("parse", "tool_calls", "bytes_after", "splice", "deepcopy_and_dumps")
+        lines = [
+            "",
+            f"[proxy] its own work on the {p['request_bytes'] // 1024} KiB request, in process",
+            C.table(
+                ["", *steps],
+                [[q, *(C.fmt_ms(p[s][f"{q}_ms"]) for s in steps)] for q in ("p50", "p95")],
+            ),
+        ]
     return "\n".join(
         [
             f"[proxy] streamed Anthropic request, direct vs through fresh-ls proxy, "
@@ -217,6 +283,7 @@ def report(r: dict[str, Any]) -> str:
                 ],
                 rows,
             ),
+            *lines,
         ]
     )
 

@@ -23,6 +23,12 @@ upstream received are checked and priced:
   bytes plus cached bytes at one tenth; "direct" is the same requests sent straight to the
   model (the bytes the proxy received).
 
+``--spelling`` chooses how the requests are written: ``python`` (the default, ``json.dumps``
+with ``ensure_ascii=False``: Python's ``", "`` and ``": "``) or ``compact`` (no spaces, as
+``JSON.stringify`` writes it: Claude Code, Codex and Pi). The proxy writes its changes into
+the agent's own bytes, so the cost does not depend on it; before it did (it wrote every
+rewritten body anew in Python's spelling).
+
 Claim tested (issue 20): 0 stale file views and 0 stale search lines reach the upstream,
 at no more than 1.2x the direct cost.
 """
@@ -46,6 +52,7 @@ from aiohttp import ClientSession, web  # noqa: E402
 
 from fresh_ls.client import AsyncClient  # noqa: E402
 from fresh_ls.proxy.app import Proxy  # noqa: E402
+from fresh_ls.proxy.splice import common_prefix  # noqa: E402
 from fresh_ls.replay.actions import Workspace  # noqa: E402
 from fresh_ls.replay.runner import load_steps  # noqa: E402
 from fresh_ls.report import table  # noqa: E402
@@ -95,22 +102,10 @@ class ProxyRun:
     error: str | None = None
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _price(priced: Priced, previous: bytes, data: bytes) -> None:
     priced.requests += 1
     priced.input_bytes += len(data)
-    priced.cached_bytes += _common_prefix(previous, data)
+    priced.cached_bytes += common_prefix(previous, data)
 
 
 def _agent_path(step: dict[str, Any], home: str) -> str:
@@ -274,7 +269,14 @@ async def _serve(app: web.Application) -> tuple[web.AppRunner, str]:
     return runner, f"http://127.0.0.1:{port}"
 
 
-async def proxy_run(fixture: Path) -> ProxyRun:
+#: How the agent writes its request (``--spelling``): json.dumps keywords.
+SPELLINGS: dict[str, dict[str, Any]] = {
+    "python": {"ensure_ascii": False},
+    "compact": {"ensure_ascii": False, "separators": (",", ":")},
+}
+
+
+async def proxy_run(fixture: Path, spelling: str = "python") -> ProxyRun:
     meta = json.loads((fixture / "meta.json").read_text())
     result = ProxyRun(run=str(meta.get("id") or fixture.name))
     steps = load_steps(fixture)
@@ -312,7 +314,7 @@ async def proxy_run(fixture: Path) -> ProxyRun:
                 for i, step in enumerate(steps):
                     if i > 0 and messages[-1]["role"] == "tool":
                         body = {"model": "m", "messages": messages}
-                        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+                        data = json.dumps(body, **SPELLINGS[spelling]).encode("utf-8")
                         async with http.post(
                             f"{url}/v1/chat/completions",
                             data=data,
@@ -364,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
     p.add_argument("--json", action="store_true")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--spelling", choices=sorted(SPELLINGS), default="python")
     args = p.parse_args(argv)
     if not args.fixtures.is_dir():
         print(
@@ -388,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print(f"[{n}/{len(folders)}] {folder.name}", file=sys.stderr)
         try:
-            results.append(asyncio.run(proxy_run(folder)))
+            results.append(asyncio.run(proxy_run(folder, args.spelling)))
         except Exception as exc:  # one broken run is reported, the others still count
             results.append(ProxyRun(run=folder.name, error=f"{type(exc).__name__}: {exc}"))
     direct = sum(r.direct.cost for r in results)

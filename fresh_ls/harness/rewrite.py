@@ -15,7 +15,10 @@ hands that record to ``rewrite_request`` and sends what comes back instead:
    request is planned and rebuilt once more from the untouched input; a second failure
    raises ``CommitFailed``. A half-rewritten request is never returned.
 
-The input is never mutated: every attempt works on a deep copy. Markers and ``rendered`` come
+The input is never mutated: every attempt works on a deep copy (with ``shared=True``, on a
+copy of only the containers on the way to each change, the rest shared with the input: for
+a caller that never mutates either, such as the proxy, which then splices the changes into
+the agent's bytes). Markers and ``rendered`` come
 from the server byte for byte, and the one piece of text added here (``PROJECTION_HEADER``) is
 a constant, so while nothing changes the rewritten request is byte-identical from one request
 to the next except for what the conversation itself appended: prompt caches keep hitting.
@@ -204,6 +207,37 @@ def _appended(content: Any, text: str) -> Any:
     return f"{content if isinstance(content, str) else ''}{REFRESH_SEPARATOR}{text}"
 
 
+class _Copy:
+    """The copy a rewrite writes into: deep, or (``shared``) the input's containers copied
+    only on the way to what changes, each once (``shared=None``: ``request`` is a private
+    copy already, written in place)."""
+
+    def __init__(self, request: Any, shared: bool | None) -> None:
+        self.shared = bool(shared)
+        if shared is None:
+            self.root = request
+        else:
+            self.root = copy.copy(request) if shared else copy.deepcopy(request)
+        self._own = {id(self.root)}
+        #: the path of the message list from the root
+        self.messages: tuple[Any, ...] = ("messages",) if isinstance(request, Mapping) else ()
+
+    def at(self, *path: Any) -> Any:
+        """The container at ``path``, the copy's own (safe to change)."""
+        node = self.root
+        for step in path:
+            child = node[step]
+            if self.shared and id(child) not in self._own:
+                child = copy.copy(child)
+                node[step] = child
+                self._own.add(id(child))
+            node = child
+        return node
+
+    def message(self, index: int, *path: Any) -> Any:
+        return self.at(*self.messages, index, *path)
+
+
 def _apply(
     request: Any,
     fmt: Format,
@@ -211,8 +245,10 @@ def _apply(
     view_of: Callable[[str], str | None],
     plan: Mapping[str, Any],
     header: str,
-) -> tuple[Any, dict[str, str], int | None]:
-    out = copy.deepcopy(request)
+    shared: bool = False,
+) -> tuple[Any, dict[str, str], int | None, _Copy]:
+    own = _Copy(request, shared)
+    out = own.root
     messages = messages_of(out)
     markers = {m["viewId"]: m["text"] for m in plan.get("markers", [])}
     refreshes = {r["after"]: r["text"] for r in plan.get("refreshes") or []}
@@ -226,7 +262,7 @@ def _apply(
         refresh = refreshes.get(result.call_id) if last_of[result.call_id] is result else None
         if marker is None and refresh is None:
             continue
-        message = messages[result.message]
+        message = own.message(result.message)
         if result.span is not None:
             start, end = result.span
             content = message["content"]
@@ -235,7 +271,11 @@ def _apply(
                 middle = f"{middle}{REFRESH_SEPARATOR}{refresh}"
             message["content"] = content[:start] + middle + content[end:]
         else:
-            holder = message if result.block is None else message["content"][result.block]
+            holder = (
+                message
+                if result.block is None
+                else own.message(result.message, "content", result.block)
+            )
             content = holder.get("content")
             if marker is not None:
                 content = _replaced_content(content, marker)
@@ -246,12 +286,13 @@ def _apply(
             replaced[result.call_id] = view_id
     rendered = plan.get("rendered") or ""
     if not rendered:
-        return out, replaced, None
+        return out, replaced, None, own
     text = header + rendered
+    messages = own.at(*own.messages)
     if fmt == "openai":
         messages.append({"role": "user", "content": text})
     elif messages and messages[-1].get("role") == "user":
-        last = messages[-1]
+        last = own.message(len(messages) - 1)
         content = last.get("content")
         blocks = list(content) if isinstance(content, list) else []
         if isinstance(content, str):
@@ -259,7 +300,7 @@ def _apply(
         last["content"] = [*blocks, {"type": "text", "text": text}]
     else:
         messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
-    return out, replaced, len(messages) - 1
+    return out, replaced, len(messages) - 1, own
 
 
 #: Anthropic's limit on explicit cache breakpoints (``cache_control``) in one request.
@@ -281,12 +322,15 @@ def _blocks_with_cache_control(request: Any) -> list[Mapping[str, Any]]:
     return found
 
 
-def place_breakpoint(request: Any, results: list[ToolResult], after: str) -> None:
+def place_breakpoint(
+    request: Any, results: list[ToolResult], after: str, own: _Copy | None = None
+) -> None:
     """With explicit caching (any ``cache_control`` in the request), end a cached prefix
     right after the newest refresh: the next request carries everything up to there byte
     for byte, so a breakpoint there is where its cache hit can end. The oldest message
     breakpoint gives way when the request already has the most Anthropic allows. Requests
-    without ``cache_control`` are left alone (automatic caching needs none)."""
+    without ``cache_control`` are left alone (automatic caching needs none). ``own``: the
+    copy ``request`` is, when it shares containers with its input (None: all its own)."""
     marked = _blocks_with_cache_control(request)
     if not marked:
         return
@@ -299,21 +343,22 @@ def place_breakpoint(request: Any, results: list[ToolResult], after: str) -> Non
     if any("cache_control" in b for b in blocks[holder.block :] if isinstance(b, Mapping)):
         return
     control = dict(next(iter(marked))["cache_control"])
+    writable = own or _Copy(request, None)
     if len(marked) >= MAX_BREAKPOINTS:
         oldest = next(
             (
-                b
-                for m in messages
-                if isinstance(m.get("content"), list)
-                for b in m["content"]
-                if isinstance(b, dict) and "cache_control" in b
+                (m, b)
+                for m, message in enumerate(messages)
+                if isinstance(message.get("content"), list)
+                for b, block in enumerate(message["content"])
+                if isinstance(block, dict) and "cache_control" in block
             ),
             None,
         )
         if oldest is None:
             return
-        del oldest["cache_control"]
-    blocks[holder.block]["cache_control"] = control
+        del writable.message(oldest[0], "content", oldest[1])["cache_control"]
+    writable.message(holder.message, "content", holder.block)["cache_control"] = control
 
 
 # -- the protocol steps ----------------------------------------------------------------------
@@ -344,6 +389,7 @@ def _steps(
     header: str = PROJECTION_HEADER,
     placement: str | None = None,
     views_held: Collection[str] | None = None,
+    shared: bool = False,
 ) -> Generator[_Call, Any, Rewritten]:
     messages = messages_of(request)
     form: Format = fmt or detect_format(request)
@@ -378,9 +424,9 @@ def _steps(
             (session,),
             {"budget_bytes": budget_bytes, "policy": policy, "view_ids": present, **anchored},
         )
-        out, replaced, where = _apply(request, form, results, view_of, plan, header)
+        out, replaced, where, own = _apply(request, form, results, view_of, plan, header, shared)
         if form == "anthropic" and plan.get("refreshes"):
-            place_breakpoint(out, results, plan["refreshes"][-1]["after"])
+            place_breakpoint(out, results, plan["refreshes"][-1]["after"], own)
         plan_id = str(plan["planId"])
         verdict = yield _Call("commit", (plan_id,), {})
         if verdict.get("ok"):
@@ -389,13 +435,15 @@ def _steps(
     raise CommitFailed(changed, plan_id)
 
 
+#: The spelling message sizes are counted in (one encoder: ``json.dumps`` with keywords
+#: builds one per call).
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _bytes_after(messages: list[Any], results: list[ToolResult], order: list[str]) -> list[int]:
     """Per tool-call id in ``order``: the bytes of the messages after the one holding its
     (last) result, as JSON. What a cache break at that result would send again."""
-    sizes = [
-        len(json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        for m in messages
-    ]
+    sizes = [len(_COMPACT.encode(m).encode("utf-8")) for m in messages]
     behind = [0] * (len(sizes) + 1)
     for i in range(len(sizes) - 1, -1, -1):
         behind[i] = behind[i + 1] + sizes[i]
@@ -416,7 +464,9 @@ class RewriteOptions(TypedDict, total=False):
     ``placement`` (None: ``end``; ``"anchored"``: current code is sent once, after the
     newest tool result, and carried there while it holds; see ``fresh_ls.core.ledger``),
     ``views_held`` (None: asked with ``fresh/stale``; else the session's view ids as the
-    caller just learned them, which spares that round trip)."""
+    caller just learned them, which spares that round trip), ``shared`` (False: the result
+    is a deep copy; True: it shares with the input every container it does not change,
+    which spares the deep copy of a long history to a caller that never mutates either)."""
 
     view_ids: ViewIds
     fmt: Format | None
@@ -428,6 +478,7 @@ class RewriteOptions(TypedDict, total=False):
     header: str
     placement: str | None
     views_held: Collection[str] | None
+    shared: bool
 
 
 def rewrite_request(

@@ -4,7 +4,7 @@ Every request under the proxy's base URL goes to the same path under the upstrea
 its headers (API keys included) and query as they came; the answer comes back as the
 upstream sent it, chunk by chunk as it arrives (server-sent events are never buffered). Only
 the bodies of model requests are changed (``shapes.shape_of``: Anthropic Messages, OpenAI Chat
-Completions, OpenAI Responses):
+Completions, OpenAI Responses; one class each in ``apis``, and each body parsed once):
 
 1. the session is named (``shapes.session_of``);
 2. each tool result not seen before in that session is read with the recognizers
@@ -14,8 +14,10 @@ Completions, OpenAI Responses):
    (view id ``aider:<path>:<digest>``, ``text``: the block's content) and its SEARCH/REPLACE
    replies (``shapes.reply_writes``) writes;
 3. when the request holds a tool result that is a view, it is rewritten with the harness
-   rewriter (``arewrite_request``; Responses through ``responses.arewrite_responses``):
-   markers for stale views, the current code at the end, ``fresh/commit`` last.
+   rewriter (each API's ``rewrite``: ``arewrite_request``; Responses through
+   ``responses.arewrite_responses``): markers for stale views, the current code after the
+   newest result, ``fresh/commit`` last; the values that changed are spliced into the
+   agent's own bytes (``splice``), so every other byte goes upstream as the agent wrote it.
 
 When the request cannot be made current (the commit failed twice, the server is gone or
 does not answer in time) the agent gets an error in its API's own format saying why and
@@ -49,10 +51,10 @@ from fresh_ls.client import (
     InvalidParamsError,
     PathOutsideRootError,
 )
-from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+from fresh_ls.harness.rewrite import RewriteError
 from fresh_ls.proxy.access import Access
+from fresh_ls.proxy.apis import API, openai_error
 from fresh_ls.proxy.limits import ConnectionGuard, Limits
-from fresh_ls.proxy.responses import arewrite_responses
 from fresh_ls.proxy.searches import Renderer, SearchResult, outside_note
 from fresh_ls.proxy.shapes import (
     BlockView,
@@ -64,6 +66,7 @@ from fresh_ls.proxy.shapes import (
     shape_of,
     tool_calls,
 )
+from fresh_ls.proxy.splice import SpliceError, dumps, spliced
 from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, Wrote, recognize
 from fresh_ls.toolcalls.roots import AgentRoots
 from fresh_ls.toolcalls.searches import line_ranges, search_view_id, shown_text
@@ -249,17 +252,10 @@ class Proxy:
             return await self.forward(request, path, shape, raw)
         try:
             plain, decoded = _decoded(request.headers.get("Content-Encoding"), raw)
-            try:
-                body = json.loads(plain)
-            except ValueError:
-                raise CannotRewrite(
-                    "the request body is not JSON; cannot tell what it shows"
-                ) from None
-            if not isinstance(body, dict):
-                raise CannotRewrite("the request body is not a JSON object")
+            parsed = Parsed.of(plain)
             # Shielded: a client that goes away does not cut a rewrite (and the session's
             # record of what it registered) in half; the sidecar deadline bounds it.
-            sent = await asyncio.shield(self.make_current(shape, request, path, body, plain))
+            sent = await asyncio.shield(self.make_current(shape, request, path, parsed))
         except CannotRewrite as exc:
             if not self.fail_open:
                 return error_response(shape, str(exc), exc.status)
@@ -277,9 +273,12 @@ class Proxy:
         return await self.forward(request, path, shape, sent, drop=drop)
 
     async def make_current(
-        self, shape: Shape, request: web.Request, path: str, body: dict[str, Any], raw: bytes
+        self, shape: Shape, request: web.Request, path: str, parsed: Parsed
     ) -> bytes:
-        """The body to send upstream: ``raw`` itself unless a view in it had to change."""
+        """The body to send upstream: the client's bytes themselves unless a view in it
+        had to change, and then the client's bytes with only the changed values spliced in
+        (``proxy.splice``)."""
+        body, raw = parsed.body, parsed.raw
         session = session_of(shape, request.headers, body)
         state = self.sessions.setdefault(session, SessionState())
         self.requests += 1
@@ -309,15 +308,22 @@ class Proxy:
                 f"the fresh-ls server did not answer within {deadline:g} s (is it stopped or "
                 "overloaded?); the request was not sent"
             ) from None
-        sent = raw if out is None else json.dumps(out, ensure_ascii=False).encode("utf-8")
+        sent = raw if out is None else parsed.with_body(out)
         if out is not None:
             self.rewritten += 1
             state.rewritten += 1
         if self.log_dir is not None:
-            self._log(request, path, session, raw, sent)
+            self._log(request, path, session, body, out)
         return sent
 
-    def _log(self, request: web.Request, path: str, session: str, raw: bytes, sent: bytes) -> None:
+    def _log(
+        self,
+        request: web.Request,
+        path: str,
+        session: str,
+        original: dict[str, Any],
+        out: dict[str, Any] | None,
+    ) -> None:
         """``--log-requests DIR``: the original and the sent body of one model request, and
         its headers without credentials."""
         self._logged += 1
@@ -329,9 +335,9 @@ class Proxy:
             "path": _loggable(path),
             "session": session,
             "headers": headers,
-            "rewritten": sent is not raw,
-            "original": json.loads(raw),
-            "sent": json.loads(sent),
+            "rewritten": out is not None,
+            "original": original,  # the objects as parsed and rewritten: no parse again
+            "sent": original if out is None else out,
         }
         where = self.log_dir / f"{os.getpid()}-{self._logged:05d}.json"
         fd = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -471,11 +477,12 @@ class Proxy:
         body: dict[str, Any],
         known: dict[str, str],
         calls: list[str],
-    ) -> bool:
+    ) -> dict[str, Any] | None:
         """Stale search results printed again in place, and the line added to results
-        outside every root (``proxy.searches``); whether ``body`` changed."""
+        outside every root (``proxy.searches``): the changed body (``body`` itself is left
+        as it was), or None."""
         present = set(calls)
-        changed = False
+        edited: dict[str, Any] | None = None
         searches = [f for c, f in state.searches.items() if c in present]
         unknown = [v for f in searches for v in f.view_ids if v not in known]
         if unknown:
@@ -486,11 +493,14 @@ class Proxy:
                 continue
             text = await self.renderer.render(found)
             if text is not None:
-                changed |= edit_result(shape, body, found.call.call_id, _replaced_by(text))
+                edited = (
+                    edit_result(shape, edited or body, found.call.call_id, _replaced_by(text))
+                    or edited
+                )
         for call_id, note in state.outside.items():
             if call_id in present:
-                changed |= edit_result(shape, body, call_id, _with_line(note))
-        return changed
+                edited = edit_result(shape, edited or body, call_id, _with_line(note)) or edited
+        return edited
 
     async def _rewrite(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
@@ -503,38 +513,26 @@ class Proxy:
             client, shape, session, state, body, known or {}, [c.call_id for c in calls]
         )
         if not held:
-            return dict(body) if touched else None
+            return touched
+        body = touched or body
         # What the server holds, as asked above plus what this request registered: the
         # rewriter need not ask again (one fresh/stale per request, not two).
         views_held = None if known is None else {*known, *held}
-        done: Rewritten
-        if shape == "responses":
-            out, done = await arewrite_responses(
-                client,
-                session,
-                body,
-                policy=self.policy,
-                budget_bytes=self.budget_bytes,
-                placement=self.placement,
-                views_held=views_held,
-            )
-        else:
-            done = await arewrite_request(
-                client,
-                session,
-                body,
-                fmt="anthropic" if shape == "anthropic" else "openai",
-                policy=self.policy,
-                budget_bytes=self.budget_bytes,
-                forget_missing=False,
-                result_spans=_spans_of(blocks) if blocks else None,
-                placement=self.placement,
-                views_held=views_held,
-            )
-            out = done.request
+        out, done = await API[shape].rewrite(
+            client,
+            session,
+            body,
+            policy=self.policy,
+            budget_bytes=self.budget_bytes,
+            forget_missing=False,
+            result_spans=_spans_of(blocks) if blocks else None,
+            placement=self.placement,
+            views_held=views_held,
+            shared=True,  # never mutated: spliced into the agent's bytes
+        )
         if not done.replaced and done.projection_message is None and not done.plan.get("refreshes"):
-            return dict(body) if touched else None
-        return dict(out)
+            return touched
+        return out
 
     # -- upstream -------------------------------------------------------------------------
 
@@ -592,6 +590,40 @@ class Proxy:
                     return response
             await response.write_eof()
         return response
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A model request's body, parsed once: the client's bytes, their text and the object
+    it holds. A rewrite is written back into that text (``splice.spliced``), so the bytes
+    sent differ from the client's only inside the values the rewrite changed."""
+
+    raw: bytes
+    encoding: str
+    text: str
+    body: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: bytes) -> Parsed:
+        """``raw`` read as JSON (UTF-8, or the UTF-16/32 JSON allows); ``CannotRewrite``
+        when it is none or no object."""
+        try:
+            encoding = json.detect_encoding(raw)
+            text = raw.decode(encoding)
+            body = json.loads(text)
+        except ValueError:  # UnicodeDecodeError included
+            raise CannotRewrite("the request body is not JSON; cannot tell what it shows") from None
+        if not isinstance(body, dict):
+            raise CannotRewrite("the request body is not a JSON object")
+        return cls(raw, encoding, text, body)
+
+    def with_body(self, new: dict[str, Any]) -> bytes:
+        """The client's bytes changed to hold ``new``: only the values that differ are
+        written anew."""
+        try:
+            return spliced(self.text, self.body, new).encode(self.encoding)
+        except (SpliceError, UnicodeEncodeError):  # never expected: spelled anew, whole
+            return dumps(new).encode("utf-8")
 
 
 def _replaced_by(text: str) -> Callable[[str], str]:
@@ -699,27 +731,10 @@ def _warn(message: str) -> None:
     print(f"fresh-ls proxy: {message}", file=sys.stderr, flush=True)
 
 
-#: Anthropic's error ``type`` for the statuses fresh-ls answers with itself.
-_ANTHROPIC_TYPES = {403: "permission_error", 408: "timeout_error", 413: "request_too_large"}
-
-
 def error_response(shape: Shape | None, message: str, status: int = 503) -> web.Response:
     """An error in the API's own format (Anthropic's or OpenAI's), naming fresh-ls."""
     text = f"fresh-ls proxy: {message}"
-    if shape == "anthropic":
-        payload: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": text},
-        }
-    else:
-        payload = {
-            "error": {
-                "message": text,
-                "type": "invalid_request_error" if status < 500 else "server_error",
-                "param": None,
-                "code": "fresh_ls_refused" if status == 403 else "fresh_ls_not_current",
-            }
-        }
+    payload = openai_error(text, status) if shape is None else API[shape].error(text, status)
     return web.json_response(payload, status=status)
 
 

@@ -4,7 +4,8 @@
 request carries its tool results as ``function_call_output`` / ``custom_tool_call_output``
 items paired with their call by ``call_id``. The adapter hands the rewriter a chat-form
 stand-in (one ``tool`` message per output item, in order), then writes what came back into a
-deep copy of the original: each replaced output's ``output`` becomes the marker (a string
+deep copy of the original (``shared=True``: a copy of the items it changes only, the rest
+shared with the original): each replaced output's ``output`` becomes the marker (a string
 stays a string, a list of parts becomes one ``input_text`` part), and the projection becomes a
 final ``user`` message item, the last thing in the request as in the other shapes.
 """
@@ -16,8 +17,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from fresh_ls.harness.rewrite import RewriteError, Rewritten, arewrite_request
+from fresh_ls.proxy.apis import OpenAIResponses
 
-OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+OUTPUT_ITEMS = OpenAIResponses.OUTPUT_ITEMS
 
 
 def _stand_in(body: Mapping[str, Any]) -> tuple[dict[str, Any], list[int]]:
@@ -60,6 +62,7 @@ async def arewrite_responses(
     forget_missing: bool = False,
     placement: str | None = None,
     views_held: Collection[str] | None = None,
+    shared: bool = False,
 ) -> tuple[dict[str, Any], Rewritten]:
     """The rewritten copy of a Responses request body, and what the rewriter made."""
     if not isinstance(body.get("input"), list):
@@ -75,16 +78,20 @@ async def arewrite_responses(
         forget_missing=forget_missing,
         placement=placement,
         views_held=views_held,
+        shared=shared,
     )
-    out = copy.deepcopy(dict(body))
-    items = out["input"]
+    out = dict(body) if shared else copy.deepcopy(dict(body))
+    items = out["input"] = list(out["input"]) if shared else out["input"]
     rewritten = done.request["messages"]
     refreshes = {r["after"]: r["text"] for r in done.plan.get("refreshes") or []}
     last = {items[index]["call_id"]: index for index in where}
     for position, index in enumerate(where):
-        item = items[index]
-        call_id = item["call_id"]
+        call_id = items[index]["call_id"]
         refresh = refreshes.get(call_id) if last[call_id] == index else None
+        if call_id not in done.replaced and refresh is None:
+            continue
+        item: dict[str, Any] = dict(items[index]) if shared else items[index]
+        items[index] = item
         if isinstance(item.get("output"), str):
             if call_id in done.replaced or refresh is not None:
                 item["output"] = rewritten[position]["content"]
@@ -94,7 +101,8 @@ async def arewrite_responses(
             text = marker.get(done.replaced[call_id], rewritten[position]["content"])
             item["output"] = _marker(item.get("output"), text)
         if refresh is not None:
-            parts = item.get("output") if isinstance(item.get("output"), list) else []
+            output = item.get("output")
+            parts: list[Any] = output if isinstance(output, list) else []
             item["output"] = [*parts, {"type": "input_text", "text": refresh}]
     if done.projection_message is not None:
         text = rewritten[done.projection_message]["content"]

@@ -1,12 +1,6 @@
-"""The three request shapes the proxy rewrites, and what it reads out of each.
-
-- ``anthropic``: Anthropic Messages (``POST …/v1/messages``): ``tool_use`` blocks in assistant
-  messages, ``tool_result`` blocks (``tool_use_id``) in user messages.
-- ``chat``: OpenAI Chat Completions (``POST …/chat/completions``): ``tool_calls`` on assistant
-  messages, ``{"role": "tool", "tool_call_id"}`` messages.
-- ``responses``: OpenAI Responses (``POST …/responses``): ``input`` items ``function_call`` /
-  ``function_call_output`` and ``custom_tool_call`` / ``custom_tool_call_output``, paired by
-  ``call_id``.
+"""What the proxy reads out of a model request beyond each API's own walk
+(``proxy.apis``: one class per API, ``Shape`` its name): the session it belongs to, aider's
+views and writes, and a tool result's text changed (on a copy of only the path to it).
 
 aider (chat completions, no tools) shows files as fenced blocks in a user message and edits
 with SEARCH/REPLACE blocks in its replies: ``block_views`` and ``reply_writes``.
@@ -14,16 +8,18 @@ with SEARCH/REPLACE blocks in its replies: ``block_views`` and ``reply_writes``.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from fresh_ls.proxy.apis import API, api_of
+from fresh_ls.proxy.apis import Shape as Shape  # the APIs' names, as the proxy says them
+from fresh_ls.proxy.apis import text_of as _text_of
 from fresh_ls.toolcalls import aider
-from fresh_ls.toolcalls.agents import ToolCall, arguments_of
-
-Shape = Literal["anthropic", "chat", "responses"]
+from fresh_ls.toolcalls.agents import ToolCall
 
 #: Our own header: names the session whatever the agent sends.
 SESSION_HEADER = "x-fresh-ls-session"
@@ -32,127 +28,14 @@ AGENT_SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "x-session-id
 
 
 def shape_of(method: str, path: str) -> Shape | None:
-    """The shape a request path is rewritten as, or None (passed through as it is)."""
-    if method != "POST":
-        return None
-    tail = path.rstrip("/")
-    if tail.endswith("/messages"):
-        return "anthropic"
-    if tail.endswith("/chat/completions"):
-        return "chat"
-    if tail.endswith(("/responses", "/responses/compact")):  # compact: Codex's summary call
-        return "responses"
-    return None
-
-
-def _text_of(content: Any) -> str:
-    """A tool result's content as one string (text parts joined; images and the like
-    dropped)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "".join(parts)
-    return ""
+    """The API a request path is read as (its name), or None (passed through as it is)."""
+    api = api_of(method, path)
+    return None if api is None else api.name
 
 
 def tool_calls(shape: Shape, body: Mapping[str, Any]) -> list[ToolCall]:
     """Every tool call of the request that has its result in the request, in order."""
-    calls: dict[str, tuple[str, Any]] = {}
-    found: list[ToolCall] = []
-    if shape == "responses":
-        items = body.get("input")
-        for item in items if isinstance(items, list) else []:
-            if not isinstance(item, Mapping):
-                continue
-            kind = item.get("type")
-            call_id = item.get("call_id")
-            if not isinstance(call_id, str):
-                continue
-            if kind == "function_call":
-                calls[call_id] = (str(item.get("name", "")), arguments_of(item.get("arguments")))
-            elif kind == "custom_tool_call":
-                calls[call_id] = (str(item.get("name", "")), item.get("input"))
-            elif kind == "local_shell_call":
-                action = item.get("action") or {}
-                calls[call_id] = ("local_shell", action)
-            elif kind in (
-                "function_call_output",
-                "custom_tool_call_output",
-                "local_shell_call_output",
-            ):
-                name, args = calls.get(call_id, ("", None))
-                found.append(ToolCall(call_id, name, args, _text_of(item.get("output"))))
-        return found
-    messages = body.get("messages")
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, Mapping):
-            continue
-        role = message.get("role")
-        content = message.get("content")
-        if shape == "chat":
-            if role == "assistant":
-                for call in message.get("tool_calls") or []:
-                    if isinstance(call, Mapping) and isinstance(call.get("id"), str):
-                        function = call.get("function") or {}
-                        calls[call["id"]] = (
-                            str(function.get("name", "")),
-                            arguments_of(function.get("arguments")),
-                        )
-            elif role == "tool" and isinstance(message.get("tool_call_id"), str):
-                call_id = message["tool_call_id"]
-                name, args = calls.get(call_id, ("", None))
-                found.append(ToolCall(call_id, name, args, _text_of(content)))
-            continue
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                calls[block["id"]] = (str(block.get("name", "")), block.get("input"))
-            elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                call_id = block["tool_use_id"]
-                name, args = calls.get(call_id, ("", None))
-                found.append(
-                    ToolCall(
-                        call_id,
-                        name,
-                        args,
-                        _text_of(block.get("content")),
-                        bool(block.get("is_error")),
-                    )
-                )
-    return found
-
-
-def _start_of(shape: Shape, body: Mapping[str, Any]) -> Any:
-    """What a conversation begins with, the same in every request of it: the system prompt
-    and the first user turn."""
-    if shape == "responses":
-        items = body.get("input")
-        first: Any = items if isinstance(items, str) else None
-        if isinstance(items, list):
-            item = next(
-                (i for i in items if isinstance(i, Mapping) and i.get("role") == "user"), None
-            )
-            first = _text_of(item.get("content")) if item is not None else None
-        return [body.get("instructions"), first]
-    messages = body.get("messages")
-    first_user = None
-    system = body.get("system") if shape == "anthropic" else None
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, Mapping):
-            continue
-        if message.get("role") in ("system", "developer") and system is None:
-            system = message.get("content")
-        if message.get("role") == "user":
-            first_user = message.get("content")
-            break
-    return [_text_of(system), _text_of(first_user)]
+    return API[shape].tool_calls(body)
 
 
 def session_of(shape: Shape, headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
@@ -165,7 +48,7 @@ def session_of(shape: Shape, headers: Mapping[str, str], body: Mapping[str, Any]
         value = headers.get(name)
         if value:
             return f"{name.removeprefix('x-')}:{value}"
-    start = json.dumps(_start_of(shape, body), sort_keys=True, ensure_ascii=False)
+    start = json.dumps(API[shape].start_of(body), sort_keys=True, ensure_ascii=False)
     return "conversation:" + hashlib.sha256(start.encode("utf-8")).hexdigest()[:16]
 
 
@@ -271,62 +154,49 @@ def reply_writes(shape: Shape, body: Mapping[str, Any]) -> list[tuple[str, list[
 
 def edit_result(
     shape: Shape, body: dict[str, Any], call_id: str, edit: Callable[[str], str]
-) -> bool:
-    """Change the text of the tool result of ``call_id`` in place, keeping its shape: a
-    string stays a string; in a list of parts the last text part is edited when ``edit``
+) -> dict[str, Any] | None:
+    """The body with the text of the tool result of ``call_id`` changed, keeping its shape:
+    a string stays a string; in a list of parts the last text part is edited when ``edit``
     only appends to the whole (so the parts before keep every byte), else the parts
-    become one text part. Whether a result of that id was found and changed."""
-    for holder, key in _result_holders(shape, body, call_id):
+    become one text part. None when no result of that id was found or ``edit`` left it as
+    it was.
+
+    ``body`` itself is left as it was: only the objects on the way to the result are
+    copied (the rest is shared), so the original stays at hand to splice the change into
+    the client's bytes (``proxy.splice``)."""
+    for where, key in API[shape].result_holders(body, call_id):
+        holder = _at(body, where)
         content = holder.get(key)
         old = _text_of(content)
         new = edit(old)
         if new == old:
-            return False
+            return None
+        value: Any = new
         if isinstance(content, list) and new.startswith(old):
             texts = [i for i, p in enumerate(content) if isinstance(p, Mapping) and "text" in p]
             if texts:
                 part = dict(content[texts[-1]])
                 part["text"] = str(part["text"]) + new[len(old) :]
-                holder[key] = [*content[: texts[-1]], part, *content[texts[-1] + 1 :]]
-                return True
+                value = [*content[: texts[-1]], part, *content[texts[-1] + 1 :]]
+                return _replaced(body, (*where, key), value)
         if isinstance(content, list):
-            kind = "input_text" if shape == "responses" else "text"
-            holder[key] = [{"type": kind, "text": new}]
-        else:
-            holder[key] = new
-        return True
-    return False
+            value = [{"type": API[shape].text_part, "text": new}]
+        return _replaced(body, (*where, key), value)
+    return None
 
 
-def _result_holders(
-    shape: Shape, body: dict[str, Any], call_id: str
-) -> list[tuple[dict[str, Any], str]]:
-    """The dicts holding the tool result of ``call_id``, with the key of its content."""
-    found: list[tuple[dict[str, Any], str]] = []
-    if shape == "responses":
-        items = body.get("input")
-        for item in items if isinstance(items, list) else []:
-            if (
-                isinstance(item, dict)
-                and item.get("call_id") == call_id
-                and str(item.get("type", "")).endswith("_output")
-            ):
-                found.append((item, "output"))
-        return found
-    messages = body.get("messages")
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict):
-            continue
-        if shape == "chat":
-            if message.get("role") == "tool" and message.get("tool_call_id") == call_id:
-                found.append((message, "content"))
-            continue
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "tool_result"
-                and block.get("tool_use_id") == call_id
-            ):
-                found.append((block, "content"))
-    return found
+def _at(body: Any, where: tuple[Any, ...]) -> Any:
+    for step in where:
+        body = body[step]
+    return body
+
+
+def _replaced(body: Any, where: tuple[Any, ...], value: Any) -> Any:
+    """A copy of ``body`` with the value at ``where`` replaced: the containers on the way
+    copied, everything else shared."""
+    if not where:
+        return value
+    head, rest = where[0], where[1:]
+    copied = copy.copy(body)
+    copied[head] = _replaced(body[head], rest, value)
+    return copied

@@ -367,3 +367,26 @@ async def test_async_rewrite(repo: Path) -> None:
         assert out.replaced == {"call_1": "call_1"}
         assert NEW_LINE in out.request["messages"][-1]["content"]
         assert OLD_LINE not in json.dumps(out.request)
+
+
+@pytest.mark.parametrize("form", ["openai", "anthropic"])
+def test_a_shared_copy_is_the_same_request_and_leaves_the_input_alone(
+    fresh: SyncClient, repo: Path, form: str
+) -> None:
+    """``shared=True`` (the proxy's): the same rewritten request as the deep copy, the input
+    untouched, and only what changed is new (the untouched messages are the input's)."""
+    ids = ("call_1", "call_2") if form == "openai" else ("toolu_1", "toolu_2")
+    total, helper = _observe_two(fresh, repo, ids)
+    request = (_openai if form == "openai" else _anthropic)(total, helper)
+    before = copy.deepcopy(request)
+    edit(repo / "pkg" / "cart.py", "return 1\n", "return 2\n")  # the helper changes
+
+    deep = rewrite_request(fresh, "s", request)
+    shared = rewrite_request(fresh, "s", request, shared=True)
+
+    assert request == before
+    assert shared.request == deep.request and shared.replaced == deep.replaced
+    sent, given = shared.request["messages"], request["messages"]
+    assert sent is not given and sent[0] is given[0]  # untouched: shared
+    changed = next(i for i, m in enumerate(given) if m != sent[i])
+    assert sent[changed] is not given[changed]

@@ -50,6 +50,7 @@ class Record:
     body: Any
     files: dict[str, str]  # workspace path -> text, as the disk held it on arrival
     turn: int | None = None  # the script step it was answered from (None: a side request)
+    raw: bytes = b""  # the body's bytes as they arrived
 
 
 SKIP_DIRS = {".fresh-ls", ".git", "node_modules", "__pycache__"}
@@ -164,6 +165,7 @@ class ScriptedModel:
             dict(request.headers),
             body,
             files,
+            raw=raw,
         )
         self.records.append(record)
         path = request.path.rstrip("/")
