@@ -23,6 +23,7 @@ from fresh_ls.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limi
 from fresh_ls.server.connection import (
     ConnectionInfo,
     FreshServer,
+    dispatch_body,
     new_connection_name,
     run_connection,
 )
@@ -33,6 +34,7 @@ from fresh_ls.server.endpoint import (
     remove_endpoint,
     write_endpoint,
 )
+from fresh_ls.server.handshake import EarlyStart
 from fresh_ls.server.watcher import watch_root
 
 log = logging.getLogger(__name__)
@@ -90,11 +92,14 @@ def _pollable(fd: int) -> bool:
     return True
 
 
-async def _stdin_reader(executor: ThreadPoolExecutor) -> asyncio.StreamReader:
+async def _stdin_reader(executor: ThreadPoolExecutor, read: bytes = b"") -> asyncio.StreamReader:
     """stdin as an asyncio stream: a pipe through the loop (with flow control), anything
-    else (a regular file, ``/dev/null``) through a thread that feeds it."""
+    else (a regular file, ``/dev/null``) through a thread that feeds it. ``read``: bytes
+    already taken from stdin (``handshake.answer_first``), which come first."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=stream_limit())
+    if read:
+        reader.feed_data(read)
     fd = sys.stdin.fileno()
     if _pollable(fd):
         try:
@@ -145,7 +150,7 @@ class App:
             self.engine.listeners.remove(notify)
         self.engine.connection_closed(server.conn.name)
 
-    async def serve_stdio(self, executor: ThreadPoolExecutor) -> None:
+    async def serve_stdio(self, executor: ThreadPoolExecutor, early: EarlyStart | None) -> None:
         conn = ConnectionInfo(
             engine=self.engine,
             name=new_connection_name("stdio"),
@@ -157,10 +162,17 @@ class App:
         server = FreshServer(conn)
         server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         self._attach(server)
-        frames = FrameReader(await _stdin_reader(executor), self.limits.max_message_bytes)
+        protocol = server.fresh_protocol
+        if early is not None and early.body is not None:
+            # Answered before pygls loaded: pygls takes it now, first, as if it just came,
+            # and its own answer is only compared with the one sent.
+            protocol.answered_early[early.msg_id] = early.result
+            dispatch_body(protocol, early.body)
+        read = early.rest if early is not None else b""
+        frames = FrameReader(await _stdin_reader(executor, read), self.limits.max_message_bytes)
         broken = None
         try:
-            broken = await run_connection(frames, server.fresh_protocol, self.stop)
+            broken = await run_connection(frames, protocol, self.stop)
         finally:
             self._detach(server)
             if broken is None or not self.listening:
@@ -241,8 +253,13 @@ async def serve(
     watch: bool = True,
     limits: Limits | None = None,
     also: tuple[Path, ...] = (),
+    lock: RootLock | None = None,
+    early: EarlyStart | None = None,
 ) -> int:
-    lock = RootLock.acquire(state_dir)
+    """Serve until stdin ends or a signal. ``lock``: the root's lock when the caller took it
+    already; ``early``: what ``handshake.answer_first`` did on stdin before this started."""
+    if lock is None:
+        lock = RootLock.acquire(state_dir)
     engine = await Engine.open(root, state_dir, also=also)
     app = App(engine, persistent_token(state_dir), limits)
     loop = asyncio.get_running_loop()
@@ -294,7 +311,7 @@ async def serve(
             write_endpoint(state_dir, public, app.token)
             log.info("listening on %s", public)
         if stdio:
-            await app.serve_stdio(executor)
+            await app.serve_stdio(executor, early)
         else:
             await app.stop.wait()
     finally:

@@ -99,6 +99,31 @@ class ConnectionInfo:
 
 
 class FreshProtocol(AdaptedProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Requests answered before pygls loaded (``fresh_ls.server.handshake``), by id:
+        #: the result sent. pygls's own answer to them is compared with it, never sent.
+        self.answered_early: dict[Any, Any] = {}
+
+    def already_answered(self, msg_id: Any, value: Any, error: Any = None) -> bool:
+        """Whether ``msg_id`` was answered early; if so, log how pygls's answer differs."""
+        if msg_id not in self.answered_early:
+            return False
+        sent = self.answered_early.pop(msg_id)
+        if error is not None:
+            log.error(
+                "initialize was answered before the server loaded, but the server refuses it: %s",
+                getattr(error, "message", error),
+            )
+        elif value != sent:
+            log.warning(
+                "initialize was answered before the server loaded with %s; the server "
+                "would have answered %s",
+                json.dumps(sent),
+                json.dumps(value),
+            )
+        return True
+
     @property
     def conn(self) -> ConnectionInfo:
         server: FreshServer = self.language_server
@@ -121,6 +146,12 @@ class FreshProtocol(AdaptedProtocol):
     def answer(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
         """Every error answer leaves here without ``data`` (pygls puts a traceback there for
         internal errors) and an internal error says nothing of the server's insides."""
+        if self.answered_early and self.already_answered(
+            msg_id,
+            None if result is None else json.loads(json.dumps(result, default=self.json_default)),
+            error,
+        ):
+            return
         if error is not None:
             code = getattr(error, "code", -32603)
             message = getattr(error, "message", "") or ""
@@ -438,6 +469,10 @@ NOTIFICATION_METHODS = frozenset(
 
 def send_error(protocol: FreshProtocol, msg_id: Any, code: int, message: str) -> None:
     """An error answer built here, for messages pygls never sees (framing, envelopes)."""
+    if protocol.answered_early and protocol.already_answered(
+        msg_id, None, lsp.ResponseError(code=code, message=message)
+    ):
+        return
     protocol.send_message(
         {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
     )
