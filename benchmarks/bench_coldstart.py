@@ -112,7 +112,9 @@ def _handshake(
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(_frame(_INITIALIZE))
     if first_request:
-        proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 9, "method": "fresh/status", "params": {}}))
+        proc.stdin.write(
+            _frame({"jsonrpc": "2.0", "id": 9, "method": "fresh/status", "params": {}})
+        )
     proc.stdin.flush()
     answer = _read_frame(proc.stdout)
     assert "result" in answer, answer

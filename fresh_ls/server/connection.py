@@ -41,7 +41,7 @@ from fresh_ls.framing import FrameError, FrameReader
 from fresh_ls.server.documents import apply_change
 from fresh_ls.server.lsp_converter import lsp_converter
 from fresh_ls.server.pygls_adapter import AdaptedProtocol, read_loop
-from fresh_ls.wire import Encoded
+from fresh_ls.wire import LEAVABLE, Encoded
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ class ConnectionInfo:
     authorized: bool = False
     budget_bytes: int | None = None
     policy: P.Policy | None = None
+    #: Keys of ``fresh/project`` answers this client does not read (``leaves_out``).
+    project_leaves_out: frozenset[str] = frozenset()
     listener: Callable[[P.DidInvalidateParams], None] | None = None
     on_authorized: Callable[[], None] | None = None
     initialized: bool = False
@@ -210,6 +212,7 @@ class FreshProtocol(AdaptedProtocol):
             conn.on_authorized()
         conn.budget_bytes = opts.budget_bytes
         conn.policy = opts.policy
+        conn.project_leaves_out = leaves_out(params.capabilities.experimental)
         return (yield from super().lsp_initialize(params))
 
     @lsp_method(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -267,6 +270,26 @@ class FreshServer(LanguageServer):
         if isinstance(error, JsonRpcException) and code is not None and code > -32603:
             return
         log.error("request failed: %s", error, exc_info=error)
+
+
+#: The experimental client capability (LSP's ``capabilities.experimental``) by which a
+#: client says which keys of a ``fresh/project`` answer it does not read:
+#: ``{"freshLs": {"projectLeavesOut": ["rendered"]}}``. Without it every answer is the
+#: contract's whole shape; with it the keys named (of ``wire.LEAVABLE``) are left out, so a
+#: client that rebuilds ``rendered`` from the entries does not decode every text twice.
+EXPERIMENTAL_KEY = "freshLs"
+LEAVES_OUT_KEY = "projectLeavesOut"
+
+
+def leaves_out(experimental: Any) -> frozenset[str]:
+    """The keys a client asked ``fresh/project`` answers to go without; names it cannot
+    have meant (not in ``wire.LEAVABLE``) are ignored, so an answer is never slimmer than
+    a client asked."""
+    ours = experimental.get(EXPERIMENTAL_KEY) if isinstance(experimental, dict) else None
+    names = ours.get(LEAVES_OUT_KEY) if isinstance(ours, dict) else None
+    if not isinstance(names, list):
+        return frozenset()
+    return frozenset(n for n in names if isinstance(n, str) and n in LEAVABLE)
 
 
 Handler = Callable[[Any], Awaitable[Any]]
@@ -385,7 +408,11 @@ def register_features(server: FreshServer) -> None:
                 )
             )
         return engine.project_encoded(
-            p.session, budget if budget is not None else DEFAULT_BUDGET_BYTES, policy, p.view_ids
+            p.session,
+            budget if budget is not None else DEFAULT_BUDGET_BYTES,
+            policy,
+            p.view_ids,
+            conn.project_leaves_out,
         )
 
     async def check_edit(p: P.CheckEditParams) -> Any:

@@ -22,12 +22,12 @@ pytestmark = pytest.mark.timeout(120)
 HANDSHAKE_BOUND_S = 20.0
 
 
-def _frame(message: dict[str, Any]) -> bytes:
+def frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message).encode("utf-8")
     return f"Content-Length: {len(body)}\r\n\r\n".encode("ascii") + body
 
 
-def _read(stream: IO[bytes]) -> dict[str, Any]:
+def read_message(stream: IO[bytes]) -> dict[str, Any]:
     length = None
     while True:
         line = stream.readline()
@@ -41,11 +41,11 @@ def _read(stream: IO[bytes]) -> dict[str, Any]:
     return dict(json.loads(stream.read(length)))
 
 
-def _answers(stream: IO[bytes], ids: set[int]) -> dict[int, dict[str, Any]]:
+def answers_to(stream: IO[bytes], ids: set[int]) -> dict[int, dict[str, Any]]:
     """The answers to ``ids``, in whatever order they come (notifications skipped)."""
     got: dict[int, dict[str, Any]] = {}
     while set(got) != ids:
-        message = _read(stream)
+        message = read_message(stream)
         if message.get("id") in ids:
             got[message["id"]] = message
     return got
@@ -84,9 +84,9 @@ def test_initialize_is_answered_and_the_server_behind_it_keeps_its_word(tmp_path
         }
         # Everything a harness sends at once, before any answer.
         proc.stdin.write(
-            _frame(init)
-            + _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-            + _frame(
+            frame(init)
+            + frame({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+            + frame(
                 {
                     "jsonrpc": "2.0",
                     "id": 2,
@@ -94,19 +94,19 @@ def test_initialize_is_answered_and_the_server_behind_it_keeps_its_word(tmp_path
                     "params": {"session": "s", "path": "cart.py", "viewId": "v1"},
                 }
             )
-            + _frame(
+            + frame(
                 {"jsonrpc": "2.0", "id": 3, "method": "fresh/project", "params": {"session": "s"}}
             )
-            + _frame({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": init["params"]})
+            + frame({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": init["params"]})
         )
         proc.stdin.flush()
-        first = _read(proc.stdout)
+        first = read_message(proc.stdout)
         elapsed = time.monotonic() - t0
         assert first["id"] == 1, first
         assert first["result"]["capabilities"]["positionEncoding"] == "utf-8"
         assert first["result"]["serverInfo"]["name"] == "fresh-ls"
         assert elapsed < HANDSHAKE_BOUND_S
-        answers = _answers(proc.stdout, {2, 3, 4})
+        answers = answers_to(proc.stdout, {2, 3, 4})
         assert answers[2]["result"]["viewId"] == "v1"
         project = answers[3]["result"]
         # The options of the early-answered initialize reached the connection.
@@ -114,8 +114,8 @@ def test_initialize_is_answered_and_the_server_behind_it_keeps_its_word(tmp_path
         assert [m["viewId"] for m in project["markers"]] == ["v1"]  # policy all
         again = answers[4]
         assert again["error"]["code"] == -32600, again
-        proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown", "params": None}))
-        proc.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit", "params": None}))
+        proc.stdin.write(frame({"jsonrpc": "2.0", "id": 5, "method": "shutdown", "params": None}))
+        proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit", "params": None}))
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
         # pygls's own answer to the first initialize agreed with the one sent early.
