@@ -141,11 +141,21 @@ def project_json(plan_id: str, p: Projection, leave_out: frozenset[str] = frozen
     head = '{"planId": ' + json.dumps(plan_id)
     if not leave_out:
         return Encoded(head + ", " + p.wire_json)
-    return Encoded(
-        head
-        + "".join(", " + part for key, part in _parts(p.wire_json) if key not in leave_out)
-        + "}"
-    )
+    return Encoded(head + _lean(p.wire_json, leave_out))
+
+
+#: Per set of keys left out, the last body it was cut from (by identity) and the cut: the
+#: same cached projection answered again is cut once, not once per answer.
+_LEAN: dict[frozenset[str], tuple[str, str]] = {}
+
+
+def _lean(body: str, leave_out: frozenset[str]) -> str:
+    kept = _LEAN.get(leave_out)
+    if kept is not None and kept[0] is body:
+        return kept[1]
+    cut = "".join(", " + part for key, part in _parts(body) if key not in leave_out) + "}"
+    _LEAN[leave_out] = (body, cut)
+    return cut
 
 
 def _parts(body: str) -> list[tuple[str, str]]:

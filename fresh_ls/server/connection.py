@@ -18,6 +18,7 @@ import contextlib
 import inspect
 import json
 import logging
+import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -77,6 +78,8 @@ class ConnectionInfo:
     authorized: bool = False
     budget_bytes: int | None = None
     policy: P.Policy | None = None
+    #: Per path, the stat this connection last handed to ``SourceTable.prepare`` (``_prepare``).
+    prepared: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
     #: Keys of ``fresh/project`` answers this client does not read (``leaves_out``).
     project_leaves_out: frozenset[str] = frozenset()
     listener: Callable[[P.DidInvalidateParams], None] | None = None
@@ -309,7 +312,7 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
                 raise _refuse(conn)
             if isinstance(params, FreshError):
                 raise params
-            await _prepare(conn.engine, params)
+            await _prepare(conn, params)
             result = fn(params)
             if asyncio.iscoroutine(result):
                 result = await result
@@ -325,12 +328,19 @@ def _guard(server: FreshServer, fn: Callable[[Any], Any]) -> Handler:
     return handler
 
 
-async def _prepare(engine: Engine, params: Any) -> None:
+async def _prepare(conn: ConnectionInfo, params: Any) -> None:
     """Parse off the event loop what this request will read: the file it names, or the
     files of every view (``SourceTable.prepare``), so one slow parse stalls no other
     client. Requests only: a notification must take effect without an await before it,
     since its sender may close the connection right after it (a hook's ``didWrite``), and
-    the close cancels a handler waiting at an await; notifications parse within the budget."""
+    the close cancels a handler waiting at an await; notifications parse within the budget.
+
+    Only files whose stat changed since this connection last prepared them go to the
+    worker thread (``conn.prepared``): with nothing changed, a request of 500 views over 100
+    files paid a thread hop and a second no-follow open of every file (1-7 ms) to parse
+    nothing. This is only about where a parse runs: the engine checks every file against
+    the disk itself, so a change a stat cannot see is still read, on the loop's thread."""
+    engine = conn.engine
     path = getattr(params, "path", None)
     if isinstance(path, str):
         try:
@@ -339,7 +349,21 @@ async def _prepare(engine: Engine, params: Any) -> None:
             return  # the handler reports it
     else:
         rels = sorted({v.path for views in engine.views.values() for v in views.values()})
-    await engine.sources.prepare(rels)
+    due = []
+    root = str(engine.root)
+    for rel in rels:
+        try:
+            st = os.stat(os.path.join(root, rel))
+        except (OSError, ValueError):
+            continue  # nothing to parse; ``get`` reports it
+        key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+        if conn.prepared.get(rel) != key:
+            conn.prepared[rel] = key
+            due.append(rel)
+    if len(conn.prepared) > 4 * max(len(rels), 1024):
+        conn.prepared.clear()  # paths no view names any more; a new round re-learns them
+    if due:
+        await engine.sources.prepare(due)
 
 
 def _refuse(conn: ConnectionInfo) -> Unauthorized:
