@@ -76,7 +76,8 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
              f"({C.fmt_ms(c['status']['p50_ms'])})", c["targets"]["status_p50_le_300ms"]),
             (f"serve --stdio to answered initialize p50 <= 500 ms "
              f"({C.fmt_ms(c['handshake']['p50_ms'])}; naive order "
-             f"{C.fmt_ms(c['handshake_eager']['p50_ms'])})", c["targets"]["handshake_p50_le_500ms"]),
+             f"{C.fmt_ms(c['handshake_eager']['p50_ms'])})",
+             c["targets"]["handshake_p50_le_500ms"]),
         ]  # fmt: skip
     h = results.get("bench_hooks")
     if h:
