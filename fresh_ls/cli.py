@@ -320,10 +320,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 3
     early = None
     if args.stdio:
-        from fresh_ls.server.handshake import answer_first
+        from fresh_ls.server.handshake import LISTEN_WAIT_S, answer_first
 
         sys.stdout.flush()
-        early = answer_first(sys.stdin.fileno(), sys.stdout.fileno(), args.max_message_bytes)
+        wait = LISTEN_WAIT_S if args.listen is not None else None
+        early = answer_first(sys.stdin.fileno(), sys.stdout.fileno(), args.max_message_bytes, wait)
 
     import asyncio
     import logging

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,10 @@ _TOP_KEYS = frozenset(
     }
 )
 _TRACE = frozenset({"off", "messages", "verbose"})
+#: How long ``serve --stdio --listen`` waits for the stdio client's first frame before it
+#: starts the usual way (and opens its endpoint); a client that sends ``initialize`` at
+#: once is answered well within it.
+LISTEN_WAIT_S = 0.25
 _POLICIES = frozenset({"stale", "all"})
 
 
@@ -185,19 +191,37 @@ def answer_frame(msg_id: int | str, result: dict[str, Any]) -> bytes:
     return head.encode("ascii") + body
 
 
-def _read_frame(fd: int, max_message_bytes: int) -> tuple[bytes | None, bytes]:
+def _read_some(fd: int, n: int, deadline: float | None) -> bytes | None:
+    """Up to ``n`` bytes of ``fd`` (b"" at its end), or None when ``deadline`` (a
+    ``time.monotonic`` instant) passes first."""
+    if deadline is not None:
+        remaining = deadline - time.monotonic()
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, remaining))
+        except (OSError, ValueError):
+            ready = [fd]  # not pollable (a regular file): a read does not wait anyway
+        if not ready:
+            return None
+    return os.read(fd, n)
+
+
+def _read_frame(
+    fd: int, max_message_bytes: int, wait_s: float | None = None
+) -> tuple[bytes | None, bytes]:
     """The first frame's body (None when there is none to read: a broken frame, the end of
-    stdin) and the bytes read after it; with no body, every byte read."""
+    stdin, no whole frame within ``wait_s`` seconds) and the bytes read after it; with no
+    body, every byte read."""
     buf = bytearray()
     pos = 0
     steps = frame_steps(max_message_bytes)
+    deadline = None if wait_s is None else time.monotonic() + wait_s
     try:
         want = next(steps)
         while True:
             if want == LINE:
                 end = buf.find(b"\n", pos)
                 while end < 0:
-                    chunk = os.read(fd, 65536)
+                    chunk = _read_some(fd, 65536, deadline)
                     if not chunk:
                         return None, bytes(buf)
                     buf += chunk
@@ -205,7 +229,7 @@ def _read_frame(fd: int, max_message_bytes: int) -> tuple[bytes | None, bytes]:
                 piece, pos = bytes(buf[pos : end + 1]), end + 1
             else:
                 while len(buf) - pos < want:
-                    chunk = os.read(fd, max(65536, want - (len(buf) - pos)))
+                    chunk = _read_some(fd, max(65536, want - (len(buf) - pos)), deadline)
                     if not chunk:
                         return None, bytes(buf)
                     buf += chunk
@@ -223,10 +247,14 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def answer_first(stdin_fd: int, stdout_fd: int, max_message_bytes: int) -> EarlyStart:
+def answer_first(
+    stdin_fd: int, stdout_fd: int, max_message_bytes: int, wait_s: float | None = None
+) -> EarlyStart:
     """Read stdin's first frame and answer it when it is an ``initialize`` whose answer is
-    known (``initialize_result``); otherwise answer nothing. Blocks until the frame is in."""
-    body, rest = _read_frame(stdin_fd, max_message_bytes)
+    known (``initialize_result``); otherwise answer nothing. Waits for the frame at most
+    ``wait_s`` seconds (None: until it is in): a server that also listens must not keep
+    its endpoint closed while a stdio client stays silent (``LISTEN_WAIT_S``)."""
+    body, rest = _read_frame(stdin_fd, max_message_bytes, wait_s)
     if body is None:
         return EarlyStart(rest=rest)
     try:

@@ -156,18 +156,23 @@ def _frame(message: Any) -> bytes:
     return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
 
 
-def _through_pipes(data: bytes) -> tuple[Any, bytes]:
-    """Run ``answer_first`` on a pipe holding ``data`` (then closed); what it returned and
-    what it wrote."""
+def _through_pipes(
+    data: bytes, close: bool = True, wait_s: float | None = None
+) -> tuple[Any, bytes]:
+    """Run ``answer_first`` on a pipe holding ``data`` (then closed, unless ``close`` is
+    false: a client that stays silent); what it returned and what it wrote."""
     rin, win = os.pipe()
     rout, wout = os.pipe()
     os.write(win, data)
-    os.close(win)
+    if close:
+        os.close(win)
     try:
-        early = answer_first(rin, wout, 1 << 20)
+        early = answer_first(rin, wout, 1 << 20, wait_s)
     finally:
         os.close(rin)
         os.close(wout)
+        if not close:
+            os.close(win)
     with os.fdopen(rout, "rb") as f:
         written = f.read()
     return early, written
@@ -219,3 +224,13 @@ async def test_the_server_takes_an_answered_initialize_without_answering_again(
     wrong = {**(good or {}), "serverInfo": {"name": "other"}}
     assert await _pygls_answer(params, early=wrong) is None
     assert "initialize was answered before the server loaded with" in caplog.text
+
+
+@pytest.mark.parametrize("data", [b"", b'Content-Length: 80\r\n\r\n{"jsonrpc"'])
+def test_a_silent_client_is_waited_for_only_as_long_as_asked(data: bytes) -> None:
+    """With a listening endpoint the server must not wait on stdio without end: after
+    ``wait_s`` it starts the usual way, with every byte read handed on."""
+    early, written = _through_pipes(data, close=False, wait_s=0.05)
+    assert written == b""
+    assert early.body is None
+    assert early.rest == data
