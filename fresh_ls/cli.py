@@ -324,7 +324,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         sys.stdout.flush()
         wait = LISTEN_WAIT_S if args.listen is not None else None
-        early = answer_first(sys.stdin.fileno(), sys.stdout.fileno(), args.max_message_bytes, wait)
+        try:
+            early = answer_first(
+                sys.stdin.fileno(), sys.stdout.fileno(), args.max_message_bytes, wait
+            )
+        except KeyboardInterrupt:
+            lock.release()
+            return 0
 
     import asyncio
     import logging
