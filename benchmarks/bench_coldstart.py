@@ -8,7 +8,12 @@ Each figure is the median over several fresh processes, interleaved:
   (asyncio, the audit and replay commands), and what ``serve`` imports when everything is
   loaded at once (``fresh_ls.server.app``);
 * ``fresh-ls status`` against a running server (``python -m fresh_ls status``), to its exit;
-* ``fresh-ls serve --stdio`` from the spawn to the answered ``initialize`` request.
+* ``fresh-ls serve --stdio`` from the spawn to the answered ``initialize`` request, and the
+  same with everything imported before stdin is read (the naive order, as ``serve`` did
+  before ``fresh_ls.server.handshake`` answered ``initialize`` ahead of pygls): both in
+  the same run, interleaved;
+* ``serve --stdio`` to the answer of the first ``fresh/status`` sent right behind
+  ``initialize`` (what the early answer does not shorten: the server still loads pygls).
 
 The children run with a bytecode cache in a scratch directory (``PYTHONPYCACHEPREFIX``,
 warmed by one untimed run), as an installed package runs; the last rows repeat the two
@@ -87,19 +92,34 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - t0
 
 
-def _handshake(root: Path, env: dict[str, str]) -> float:
-    """Spawn ``serve --stdio``; the seconds until ``initialize`` is answered."""
+#: ``serve`` with every import done before stdin is read: the order before the early answer.
+EAGER_SERVE = "import fresh_ls.server.app, sys; from fresh_ls.cli import main; sys.exit(main())"
+
+
+def _handshake(
+    root: Path, env: dict[str, str], eager: bool = False, first_request: bool = False
+) -> float:
+    """Spawn ``serve --stdio``; the seconds until ``initialize`` is answered (with
+    ``first_request``: until a ``fresh/status`` sent right behind it is answered)."""
+    head = [sys.executable, "-c", EAGER_SERVE] if eager else [sys.executable, "-m", "fresh_ls"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fresh_ls", "serve", "--root", str(root), "--stdio", "--no-watch"],
+        [*head, "serve", "--root", str(root), "--stdio", "--no-watch"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
     )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(_frame(_INITIALIZE))
+    if first_request:
+        proc.stdin.write(
+            _frame({"jsonrpc": "2.0", "id": 9, "method": "fresh/status", "params": {}})
+        )
     proc.stdin.flush()
     answer = _read_frame(proc.stdout)
+    assert "result" in answer, answer
+    while first_request and answer.get("id") != 9:
+        answer = _read_frame(proc.stdout)
     elapsed = time.perf_counter() - t0
     assert "result" in answer, answer
     proc.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}))
@@ -149,6 +169,8 @@ def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
                 "eager_serve_imports": lambda: _run([py, "-c", EAGER_SERVE_IMPORTS], warm, scratch),
                 "status": lambda: _run([py, "-m", "fresh_ls", "status"], warm, served),
                 "handshake": lambda: _handshake(spawned, warm),
+                "handshake_eager": lambda: _handshake(spawned, warm, eager=True),
+                "first_request": lambda: _handshake(spawned, warm, first_request=True),
                 "status_no_bytecode_cache": lambda: _run(
                     [py, "-m", "fresh_ls", "status"], cold, served
                 ),
@@ -185,6 +207,8 @@ _LABELS = {
     "eager_serve_imports": "import fresh_ls.server.app (everything)",
     "status": "fresh-ls status, running server",
     "handshake": "serve --stdio to answered initialize",
+    "handshake_eager": "same, naive: all imports before stdin is read",
+    "first_request": "serve --stdio to a fresh/status sent behind initialize",
     "status_no_bytecode_cache": "fresh-ls status, no bytecode cache",
     "handshake_no_bytecode_cache": "serve handshake, no bytecode cache",
 }

@@ -19,7 +19,13 @@ Two situations, each timed interleaved with the naive loop, in process and over 
   is far longer than the gap).
 
 * ours, in process: ``Engine.project(session, policy="all")``.
-* ours, over stdio: ``fresh/project`` through ``SyncClient.spawn(root)``.
+* ours, over stdio: ``fresh/project`` through ``SyncClient.spawn(root)``, the contract's
+  whole answer (every client that asks nothing else gets it);
+* ours, over stdio, lean: a second server whose client declared the experimental capability
+  ``freshLs.projectLeavesOut: ["rendered"]`` at ``initialize``: the answer comes without
+  ``rendered`` (each entry's header and text carried once, not twice), and the client
+  rebuilds ``rendered`` from the entries (timed: the figure is what a client has in hand
+  after decoding, the whole answer again);
 * naive: per request, re-read every observed file, fully re-parse it with tree-sitter,
   split it into lines, compare each view's observed lines and join each view's current
   lines (no dedup, no budget, no markers): a lower bound of a naive ``policy: all``.
@@ -33,6 +39,7 @@ import asyncio
 import json
 import random
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -40,7 +47,7 @@ from typing import Any
 
 import _common as C
 
-from fresh_ls.client import SyncClient
+from fresh_ls.client import SyncClient, initialize_params
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import split_lines
@@ -132,6 +139,35 @@ class Naive:
         return stale, "".join(out)
 
 
+#: The experimental capability of the lean client (``fresh_ls.server.connection``).
+LEAN_CAPABILITIES = {"experimental": {"freshLs": {"projectLeavesOut": ["rendered"]}}}
+
+
+def lean_client(root: Path, state_dir: Path) -> SyncClient:
+    """A stdio server of its own (another state dir: one server per state dir) whose client
+    declared that it rebuilds ``rendered`` from the entries."""
+    argv = [sys.executable, "-P", "-m", "fresh_ls", "serve", "--root", str(root), "--stdio",
+            "--state-dir", str(state_dir)]  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    client = SyncClient(proc.stdout, proc.stdin, proc)
+    params = {**initialize_params(None, None, None), "capabilities": LEAN_CAPABILITIES}
+    client._call("initialize", params)
+    client.notify("initialized", {})
+    return client
+
+
+def with_rendered(result: dict[str, Any]) -> dict[str, Any]:
+    """A lean answer made whole again: ``rendered`` from the entries, framed as the
+    contract says (header, LF, text, an LF when the text lacks one), in their order."""
+    if "rendered" not in result:
+        result["rendered"] = "".join(
+            e["header"] + "\n" + e["text"] + ("" if e["text"].endswith("\n") else "\n")
+            for e in result["entries"]
+        )
+    return result
+
+
 def _check(result: dict[str, Any], root: Path, n_views: int) -> None:
     """Every view replaced, every entry byte for byte the disk, the budget kept."""
     assert len(result["markers"]) == n_views
@@ -178,6 +214,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
         engine = await Engine.open(root, Path(tmp) / "state")
         client = SyncClient.spawn(root, python=sys.executable)
+        lean = lean_client(root, Path(tmp) / "state-lean")
         try:
 
             async def observe(these: list[ViewSpec]) -> None:
@@ -188,6 +225,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
                         )
                     )
                     client.observe(SESSION, rel, view_id=vid, first_line=first, last_line=last)
+                    lean.observe(SESSION, rel, view_id=vid, first_line=first, last_line=last)
 
             await observe(views)
             naive = Naive(root, views)
@@ -198,11 +236,18 @@ async def _scenario(reps: int) -> dict[str, Any]:
             def wire() -> Any:
                 return client.project(SESSION, policy="all")
 
+            def wire_lean() -> Any:
+                return with_rendered(lean.project(SESSION, policy="all"))
+
             for _ in range(WARMUP):
-                ours(), wire(), naive.project()
+                ours(), wire(), wire_lean(), naive.project()
             a, b = unstructure(ours()), wire()
             _check(a, root, len(views))
             assert _same(a, b), "in process and over stdio disagree"
+            raw_lean = lean.project(SESSION, policy="all")
+            assert "rendered" not in raw_lean, "the lean server sent rendered"
+            lean_bytes = len(json.dumps(raw_lean).encode("utf-8"))
+            assert _same(a, with_rendered(raw_lean)), "the lean answer made whole differs"
             assert naive.project()[0] == []
             unchanged_used = a["usedBytes"]
             unchanged_entries = len(a["entries"])
@@ -230,24 +275,32 @@ async def _scenario(reps: int) -> dict[str, Any]:
                 return json.loads(answer_text)
 
             unchanged: dict[str, list[float]] = {
-                k: [] for k in ("ours", "wire", "naive", "serialise", "decode")
+                k: [] for k in ("ours", "wire", "wire_lean", "naive", "serialise", "decode")
             }
             with C.no_gc():
                 for _ in range(reps):
                     unchanged["ours"].append(C.timed(ours)[0])
                     unchanged["wire"].append(C.timed(wire)[0])
+                    unchanged["wire_lean"].append(C.timed(wire_lean)[0])
                     unchanged["naive"].append(C.timed(naive.project)[0])
                     unchanged["serialise"].append(C.timed(serialise)[0])
                     unchanged["decode"].append(C.timed(decode)[0])
 
-            after: dict[str, list[float]] = {k: [] for k in ("ours", "wire", "naive")}
+            after: dict[str, list[float]] = {k: [] for k in ("ours", "wire", "wire_lean", "naive")}
             second: list[float] = []
             for cycle in range(WARMUP + reps):
                 await observe(big_views)  # the agent read them again (untimed)
                 naive.observe(big_views)
                 with C.no_gc():
                     edit()
-                    t_wire, got_wire = C.timed(wire)
+                    # Both servers see the edit first at this request (their watchers'
+                    # debounce is far longer than the gap); the order alternates per cycle.
+                    if cycle % 2:
+                        t_lean, got_lean = C.timed(wire_lean)
+                        t_wire, got_wire = C.timed(wire)
+                    else:
+                        t_wire, got_wire = C.timed(wire)
+                        t_lean, got_lean = C.timed(wire_lean)
                     t_ours, got_ours = C.timed(ours)
                     t_naive, _ = C.timed(naive.project)
                     t_second, _ = C.timed(ours)
@@ -255,13 +308,16 @@ async def _scenario(reps: int) -> dict[str, Any]:
                     got_ours = unstructure(got_ours)
                     _check(got_ours, root, len(views))
                     assert _same(got_ours, got_wire), "in process and over stdio disagree"
+                    assert _same(got_ours, got_lean), "in process and the lean answer disagree"
                 if cycle >= WARMUP:
                     after["ours"].append(t_ours)
                     after["wire"].append(t_wire)
+                    after["wire_lean"].append(t_lean)
                     after["naive"].append(t_naive)
                     second.append(t_second)
         finally:
             client.close()
+            lean.close()
             await engine.close()
 
     u = {k: C.summary_ms(v) for k, v in unchanged.items()}
@@ -278,6 +334,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
             "entries": unchanged_entries,
             "omitted": unchanged_omitted,
             "answer_json_bytes": answer_bytes,
+            "lean_answer_json_bytes": lean_bytes,
             "reps": reps,
             "warmup": WARMUP,
         },
@@ -292,6 +349,8 @@ async def _scenario(reps: int) -> dict[str, Any]:
             "unchanged_wire_p50_le_5ms": u["wire"]["p50_ms"] <= TARGET_UNCHANGED_MS,
             "unchanged_wire_ge_20x_naive": u_ratio_wire >= TARGET_RATIO,
             "edit_wire_p50_le_25ms": e["wire"]["p50_ms"] <= TARGET_EDIT_MS,
+            "unchanged_lean_p50_le_5ms": u["wire_lean"]["p50_ms"] <= TARGET_UNCHANGED_MS,
+            "edit_lean_p50_le_25ms": e["wire_lean"]["p50_ms"] <= TARGET_EDIT_MS,
         },
     }
 
@@ -308,7 +367,11 @@ def report(r: dict[str, Any]) -> str:
     for situation, key in (("unchanged", "unchanged"), ("after a one-line edit", "after_edit")):
         s = r[key]
         naive = s["naive"]["p50_ms"]
-        for label, k in (("in process", "ours"), ("over stdio", "wire")):
+        for label, k in (
+            ("in process", "ours"),
+            ("over stdio", "wire"),
+            ("over stdio, lean (rendered rebuilt by the client)", "wire_lean"),
+        ):
             rows.append(
                 [
                     f"{situation}, {label}",
@@ -335,12 +398,16 @@ def report(r: dict[str, Any]) -> str:
             f"{k['function']} whole functions, {k['file']} whole files) over {sc['files']} "
             f"files, {sc['entries']} entries, {sc['omitted']} omissions, "
             f"{C.fmt_bytes(sc['used_bytes'])} used, a {C.fmt_bytes(sc['answer_json_bytes'])} "
-            f"JSON answer; {sc['reps']} reps after {sc['warmup']} warm-up",
+            f"JSON answer ({C.fmt_bytes(sc['lean_answer_json_bytes'])} lean); {sc['reps']} reps "
+            f"after {sc['warmup']} warm-up",
             C.table(["", "ours p50", "ours p95", "naive p50", "naive/ours"], rows),
             f"targets over stdio: unchanged p50 <= {TARGET_UNCHANGED_MS:g} ms "
             f"{C.verdict(t['unchanged_wire_p50_le_5ms'])}, >= {TARGET_RATIO:g}x naive "
             f"{C.verdict(t['unchanged_wire_ge_20x_naive'])}; after an edit p50 <= "
             f"{TARGET_EDIT_MS:g} ms {C.verdict(t['edit_wire_p50_le_25ms'])}",
+            f"targets over stdio, lean answer: unchanged p50 <= {TARGET_UNCHANGED_MS:g} ms "
+            f"{C.verdict(t['unchanged_lean_p50_le_5ms'])}; after an edit p50 <= "
+            f"{TARGET_EDIT_MS:g} ms {C.verdict(t['edit_lean_p50_le_25ms'])}",
         ]
     )
 

@@ -318,11 +318,43 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # Nothing heavy before the stdio handshake: ``initialize`` is answered before pygls,
+    # asyncio and the engine load (fresh_ls/server/handshake.py says how, and why).
+    from fresh_ls.server.endpoint import AlreadyRunning, RootLock
+
+    root: Path = args.root or _root(".")
+    state_dir = (
+        Path(args.state_dir).resolve() if args.state_dir else statedir.default_state_dir(root)
+    )
+    if not args.stdio and args.listen is None:
+        print(
+            "fresh-ls serve: say how clients connect: --stdio, --listen [ADDRESS], or both",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        lock = RootLock.acquire(state_dir)
+    except AlreadyRunning as exc:
+        print(f"fresh-ls serve: {exc}", file=sys.stderr)
+        return 3
+    early = None
+    if args.stdio:
+        from fresh_ls.server.handshake import LISTEN_WAIT_S, answer_first
+
+        sys.stdout.flush()
+        wait = LISTEN_WAIT_S if args.listen is not None else None
+        try:
+            early = answer_first(
+                sys.stdin.fileno(), sys.stdout.fileno(), args.max_message_bytes, wait
+            )
+        except KeyboardInterrupt:
+            lock.release()
+            return 0
+
     import asyncio
     import logging
 
     from fresh_ls.server.app import Limits, serve
-    from fresh_ls.server.endpoint import AlreadyRunning
     from fresh_ls.store import StoreError
 
     logging.basicConfig(
@@ -334,16 +366,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         # pygls logs every error answer with a traceback; ours are answers, not faults,
         # and real faults are logged by FreshServer.report_server_error.
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.CRITICAL)
-    root: Path = args.root or _root(".")
-    state_dir = (
-        Path(args.state_dir).resolve() if args.state_dir else statedir.default_state_dir(root)
-    )
-    if not args.stdio and args.listen is None:
-        print(
-            "fresh-ls serve: say how clients connect: --stdio, --listen [ADDRESS], or both",
-            file=sys.stderr,
-        )
-        return 2
     try:
         code = asyncio.run(
             serve(
@@ -360,6 +382,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     auth_timeout_s=args.auth_timeout,
                     max_unauthenticated=args.max_unauthenticated,
                 ),
+                lock=lock,
+                early=early,
             )
         )
     except AlreadyRunning as exc:

@@ -380,9 +380,12 @@ class Engine:
         budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
         policy: str = "stale",
         view_ids: list[str] | None = None,
+        leave_out: frozenset[str] = frozenset(),
     ) -> wire.Encoded:
-        """``project`` as the JSON text the server sends (see ``wire.Encoded``)."""
-        return wire.project_json(*self._project(session, budget_bytes, policy, view_ids))
+        """``project`` as the JSON text the server sends (see ``wire.Encoded``), without the
+        keys of ``leave_out`` (``wire.LEAVABLE``) when the client asked so."""
+        plan_id, projection = self._project(session, budget_bytes, policy, view_ids)
+        return wire.project_json(plan_id, projection, leave_out)
 
     async def project_anchored(
         self,

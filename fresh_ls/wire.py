@@ -122,14 +122,58 @@ def project_result(plan_id: str, p: Projection) -> proto.ProjectResult:
     return attrs.evolve(_body(p), plan_id=plan_id)
 
 
-def project_json(plan_id: str, p: Projection) -> Encoded:
+#: The keys of a projection's answer a client may ask to go without (``leave_out``), in
+#: their order in the answer: each one's content is also in the others (``rendered`` is the
+#: entries' headers and texts; ``entries`` are framed in it, the contract says how) or is
+#: not read by every client (``omitted``).
+LEAVABLE = ("entries", "omitted", "rendered")
+
+
+def project_json(plan_id: str, p: Projection, leave_out: frozenset[str] = frozenset()) -> Encoded:
     """``project_result`` as JSON text: byte for byte ``json.dumps`` of its unstructured
-    form, with the projection's own part unstructured and encoded once."""
+    form, with the projection's own part unstructured and encoded once. ``leave_out``:
+    keys of ``LEAVABLE`` a client said it does not read (``server.connection``: the
+    experimental capability ``freshLs.projectLeavesOut``); the rest is the same bytes."""
     if p.wire_json is None:
         text = json.dumps(proto.unstructure(_body(p)))
         assert text.startswith(_NO_PLAN)
         p.wire_json = text[len(_NO_PLAN) :]
-    return Encoded('{"planId": ' + json.dumps(plan_id) + ", " + p.wire_json)
+    head = '{"planId": ' + json.dumps(plan_id)
+    if not leave_out:
+        return Encoded(head + ", " + p.wire_json)
+    return Encoded(head + _lean(p.wire_json, leave_out))
+
+
+#: Per set of keys left out, the last body it was cut from (by identity) and the cut: the
+#: same cached projection answered again is cut once, not once per answer.
+_LEAN: dict[frozenset[str], tuple[str, str]] = {}
+
+
+def _lean(body: str, leave_out: frozenset[str]) -> str:
+    kept = _LEAN.get(leave_out)
+    if kept is not None and kept[0] is body:
+        return kept[1]
+    cut = "".join(", " + part for key, part in _parts(body) if key not in leave_out) + "}"
+    _LEAN[leave_out] = (body, cut)
+    return cut
+
+
+def _parts(body: str) -> list[tuple[str, str]]:
+    """The answer's keys after ``planId`` cut at their top-level separators: each part is
+    ``"key": value``. A key's spelling with its quotes cannot occur inside a JSON string
+    (a quote there is escaped) nor as a key of the objects before it, so the first match of
+    each is the top-level key."""
+    at_omitted = body.find(', "omitted": ')
+    at_markers = body.find(', "markers": ', at_omitted)
+    at_rendered = body.rfind(', "rendered": ')
+    assert body.startswith('"entries": ') and body.endswith("}")
+    assert 0 < at_omitted < at_markers < at_rendered
+    return [
+        ("entries", body[:at_omitted]),
+        ("omitted", body[at_omitted + 2 : at_markers]),
+        ("", body[at_markers + 2 : at_rendered]),  # markers, usedBytes, budgetBytes: always
+        ("rendered", body[at_rendered + 2 : -1]),
+    ]
 
 
 def _body(p: Projection) -> proto.ProjectResult:

@@ -23,6 +23,7 @@ from fresh_ls.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limi
 from fresh_ls.server.connection import (
     ConnectionInfo,
     FreshServer,
+    dispatch_body,
     new_connection_name,
     run_connection,
 )
@@ -33,6 +34,7 @@ from fresh_ls.server.endpoint import (
     remove_endpoint,
     write_endpoint,
 )
+from fresh_ls.server.handshake import EarlyStart
 from fresh_ls.server.watcher import watch_root
 
 log = logging.getLogger(__name__)
@@ -90,11 +92,14 @@ def _pollable(fd: int) -> bool:
     return True
 
 
-async def _stdin_reader(executor: ThreadPoolExecutor) -> asyncio.StreamReader:
+async def _stdin_reader(executor: ThreadPoolExecutor, read: bytes = b"") -> asyncio.StreamReader:
     """stdin as an asyncio stream: a pipe through the loop (with flow control), anything
-    else (a regular file, ``/dev/null``) through a thread that feeds it."""
+    else (a regular file, ``/dev/null``) through a thread that feeds it. ``read``: bytes
+    already taken from stdin (``handshake.answer_first``), which come first."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=stream_limit())
+    if read:
+        reader.feed_data(read)
     fd = sys.stdin.fileno()
     if _pollable(fd):
         try:
@@ -190,7 +195,7 @@ class App:
             self.engine.listeners.remove(notify)
         self.engine.connection_closed(server.conn.name)
 
-    async def serve_stdio(self, executor: ThreadPoolExecutor) -> None:
+    async def serve_stdio(self, executor: ThreadPoolExecutor, early: EarlyStart | None) -> None:
         conn = ConnectionInfo(
             engine=self.engine,
             name=new_connection_name("stdio"),
@@ -202,11 +207,18 @@ class App:
         server = FreshServer(conn)
         server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         self._attach(server)
-        frames = FrameReader(await _stdin_reader(executor), self.limits.max_message_bytes)
+        protocol = server.fresh_protocol
+        if early is not None and early.body is not None:
+            # Answered before pygls loaded: pygls takes it now, first, as if it just came,
+            # and its own answer is only compared with the one sent.
+            protocol.answered_early[early.msg_id] = early.result
+            dispatch_body(protocol, early.body)
+        read = early.rest if early is not None else b""
+        frames = FrameReader(await _stdin_reader(executor, read), self.limits.max_message_bytes)
         broken = None
         self.client_came()
         try:
-            broken = await run_connection(frames, server.fresh_protocol, self.stop)
+            broken = await run_connection(frames, protocol, self.stop)
         finally:
             self.client_left()
             self._detach(server)
@@ -292,10 +304,15 @@ async def serve(
     limits: Limits | None = None,
     also: tuple[Path, ...] = (),
     idle_exit_s: float | None = None,
+    lock: RootLock | None = None,
+    early: EarlyStart | None = None,
 ) -> int:
     """Serve until the stdio client ends, SIGTERM or SIGINT, or (``idle_exit_s``) no
-    client has been connected for that long."""
-    lock = RootLock.acquire(state_dir)
+    client has been connected for that long. ``lock``: the root's lock when the caller
+    took it already; ``early``: what ``handshake.answer_first`` did on stdin before this
+    started."""
+    if lock is None:
+        lock = RootLock.acquire(state_dir)
     engine = await Engine.open(root, state_dir, also=also)
     app = App(engine, persistent_token(state_dir), limits, idle_exit_s)
     loop = asyncio.get_running_loop()
@@ -348,7 +365,7 @@ async def serve(
             log.info("listening on %s", public)
         app.arm_idle()  # a server nobody connects to idles out too
         if stdio:
-            await app.serve_stdio(executor)
+            await app.serve_stdio(executor, early)
         else:
             await app.stop.wait()
     finally:

@@ -1,0 +1,88 @@
+"""A client that said it does not read some keys of a ``fresh/project`` answer
+(``capabilities.experimental.freshLs.projectLeavesOut``) gets the same answer without them,
+and loses nothing: ``rendered`` is rebuilt from the entries exactly as the contract frames
+it. A client that said nothing gets the contract's whole shape."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fresh_ls.engine import Engine
+from fresh_ls.protocol import ObserveParams
+from fresh_ls.server.connection import leaves_out
+from fresh_ls.wire import LEAVABLE
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
+
+
+def rebuild_rendered(entries: list[dict[str, Any]]) -> str:
+    """The contract's framing: each entry's header, a line feed, its text (and a line feed
+    when the text does not end with one), in the answer's order."""
+    return "".join(
+        e["header"] + "\n" + e["text"] + ("" if e["text"].endswith("\n") else "\n") for e in entries
+    )
+
+
+@pytest.mark.parametrize("policy", ["stale", "all"])
+@pytest.mark.parametrize("budget", [64, 600, 128 * 1024])
+async def test_an_answer_without_some_keys_is_the_rest_of_the_whole_one(
+    tmp_path: Path, policy: str, budget: int
+) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    cart = (FIXTURES / "cart.py").read_text()
+    (root / "cart.py").write_text(cart)
+    (root / "notes é.md").write_text('# Ünïcode "omitted": [\n\nline \u2028 , "rendered": x\n')
+    engine = await Engine.open(root, tmp_path / "state")
+    try:
+        for path, view_id, first, last in [
+            ("cart.py", "whole", None, None),
+            ("cart.py", "line9", 9, 9),
+            ("notes é.md", ', "markers": ', 1, 3),
+        ]:
+            await engine.observe(
+                ObserveParams(
+                    session="s", path=path, view_id=view_id, first_line=first, last_line=last
+                )
+            )
+        (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
+        for _ in range(2):  # planned, then served from the cache
+            whole = json.loads(engine.project_encoded("s", budget, policy))
+            assert whole["rendered"] == rebuild_rendered(whole["entries"])
+            for n in range(1, len(LEAVABLE) + 1):
+                for keys in itertools.combinations(LEAVABLE, n):
+                    text = engine.project_encoded("s", budget, policy, None, frozenset(keys))
+                    lean = json.loads(text)
+                    assert lean.pop("planId") != whole["planId"]
+                    assert lean == {
+                        k: v for k, v in whole.items() if k not in keys and k != "planId"
+                    }
+                    assert list(lean) == [k for k in whole if k not in keys and k != "planId"]
+            # Without a key to leave out, the answer is the whole one.
+            plain = json.loads(engine.project_encoded("s", budget, policy, None, frozenset()))
+            assert set(plain) == set(whole)
+    finally:
+        await engine.close()
+
+
+@pytest.mark.parametrize(
+    ("experimental", "expected"),
+    [
+        (None, set()),
+        ({}, set()),
+        ({"freshLs": {"projectLeavesOut": ["rendered"]}}, {"rendered"}),
+        ({"freshLs": {"projectLeavesOut": ["entries", "omitted"]}}, {"entries", "omitted"}),
+        # names it cannot have meant, or the wrong shape: nothing left out
+        ({"freshLs": {"projectLeavesOut": ["markers", "planId", 3]}}, set()),
+        ({"freshLs": {"projectLeavesOut": "rendered"}}, set()),
+        ({"freshLs": ["rendered"]}, set()),
+        ("rendered", set()),
+    ],
+)
+def test_the_capability_names_only_keys_that_may_go(experimental: Any, expected: set[str]) -> None:
+    assert leaves_out(experimental) == expected
