@@ -824,6 +824,30 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     assert.equal(rc, "0", `claude exited ${rc}: ${fs.readFileSync(path.join(out, "claude.err"), "utf8")}`);
     await shot(page, "10-terminal-agent.png");
 
+    // ---- an upstream change restarts the proxy on the same ports: the open terminal's URLs
+    // still reach it (the ports and secret are kept in the state dir) -------------------------
+    const kept = JSON.parse(fs.readFileSync(path.join(ws, ".fresh-ls", "terminal-proxy.json"), "utf8"));
+    assert.equal(`http://127.0.0.1:${kept.anthropicPort}/fresh-${kept.secret}`, proxyUrl);
+    assert.equal((fs.statSync(path.join(ws, ".fresh-ls", "terminal-proxy.json")).mode & 0o777).toString(8), "600");
+    const firstProxyPid = JSON.parse(fs.readFileSync(record, "utf8")).pid;
+    await setSetting(page, "freshLs.proxyUpstreamAnthropic", `${model.url}/`);
+    await waitFor("the proxy to restart with the new upstream", () => {
+      try {
+        const r = JSON.parse(fs.readFileSync(record, "utf8"));
+        return r.pid !== firstProxyPid && r.upstream === `${model.url}/` && alive(r.pid);
+      } catch {
+        return false;
+      }
+    }, 60_000);
+    assert.equal(JSON.parse(fs.readFileSync(record, "utf8")).url, proxyUrl, "the restarted proxy has another base URL");
+    await runCommand(page, "Terminal: Focus Terminal");
+    await typeInTerminal(page, `curl -s -o /dev/null -w '%{http_code}' "$ANTHROPIC_BASE_URL/v1/models" > '${out}/curl.txt'`);
+    await waitFor("curl in the open terminal", () => fs.existsSync(path.join(out, "curl.txt")) && fs.readFileSync(path.join(out, "curl.txt"), "utf8").length > 0, 30_000);
+    const code = fs.readFileSync(path.join(out, "curl.txt"), "utf8").trim();
+    assert.notEqual(code, "000", "the terminal opened before the upstream change reaches no proxy");
+    assert.notEqual(code, "403", "the restarted proxy refuses the terminal's base URL (another secret)");
+    log(`upstream changed: the proxy restarted on the same URL; the open terminal's $ANTHROPIC_BASE_URL answers ${code}`);
+
     // ---- its session and view are in the panel; an edit in the editor makes the view stale ---
     const sessions = harness("status");
     const names = Object.keys(sessions);

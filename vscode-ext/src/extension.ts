@@ -1,6 +1,7 @@
 // fresh-ls for VS Code: runs the sidecar per workspace folder and shows which of the agents'
 // file views went stale (panel, CodeLens, status bar, diff, projection).
 
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { debounce } from "./debounce";
 import { DirtyBuffers } from "./dirty";
@@ -33,6 +34,7 @@ import {
   viewDocumentUri,
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
+import { STATE_DIR } from "./config";
 import { clearPythonOverride, isTrusted, setTerminalProxy, settings } from "./settings";
 import { statusBarText, statusBarTooltip } from "./statusbar";
 import { TerminalProxies } from "./terminal";
@@ -88,7 +90,12 @@ class Controller {
     this.model.options = { ...DEFAULT_OPTIONS, ...context.workspaceState.get<Partial<PanelOptions>>(OPTIONS_KEY, {}) };
     this.applyOptionContexts();
     this.agoTimer = setInterval(() => this.tree.refresh(), 60_000);
-    this.terminals = new TerminalProxies(context.environmentVariableCollection, this.output, () => this.updateStatusBar());
+    this.terminals = new TerminalProxies(
+      context.environmentVariableCollection,
+      this.output,
+      () => this.updateStatusBar(),
+      (s) => this.model.get(s.key)?.status?.stateDir ?? path.join(s.root, STATE_DIR),
+    );
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
     this.treeView = treeView;
     this.statusItem.name = "fresh-ls stale views";
@@ -145,8 +152,10 @@ class Controller {
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
         if (e.affectsConfiguration("freshLs.gutter")) this.gutter.refresh();
         if (e.affectsConfiguration("freshLs.proxyUpstreamAnthropic") || e.affectsConfiguration("freshLs.proxyUpstreamOpenai")) {
-          // New upstreams: new proxies (their URLs change, so new terminals pick them up).
-          void this.terminals.sync(false, []).then(() => this.syncTerminals());
+          // New upstreams: the proxies start again on the ports they kept, with the same
+          // secret: every terminal's base URLs stay valid.
+          if (this.terminals.on) void this.terminals.restart(Array.from(this.servers.values()));
+          else this.syncTerminals();
         } else if (e.affectsConfiguration("freshLs.terminalProxy")) {
           this.syncTerminals();
         }
@@ -156,7 +165,7 @@ class Controller {
       // (the terminal proxies too: their upstreams may be the folder's).
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         this.output.appendLine(logLine("the folder is trusted now: restarting with its settings"));
-        void this.terminals.sync(false, []).then(() => this.restart());
+        void this.terminals.restart([]).then(() => this.restart());
       }),
       // editorDirty, pushed: a buffer going dirty or clean refreshes its folder's rows at once.
       vscode.workspace.onDidChangeTextDocument((e) => this.bufferChanged(e.document)),

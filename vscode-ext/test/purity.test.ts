@@ -18,6 +18,8 @@ const PURE = [
   "recovery.ts",
   "dirty.ts",
   "gutterlines.ts",
+  "terminalenv.ts",
+  "proxyports.ts",
 ];
 
 describe("pure modules", () => {
