@@ -402,11 +402,15 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.keyboard.press("Control+Shift+E");
   const cartRow = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first();
   await cartRow.waitFor({ state: "visible" });
-  await waitFor("the Explorer's decoration on cart.py", () =>
-    cartRow.evaluate((el) =>
-      [el, ...el.querySelectorAll("*")].some((n) => /"1"/.test(getComputedStyle(n, "::after").content)),
-    ), 15_000);
-  log("the Explorer decorates cart.py with 1");
+  // Its own letter, S, in its own colour (freshLs.staleForeground, dark default #b392f0): not
+  // a count in the warning colour, which reads as problems (light default #8250df).
+  const badge = await waitFor("the Explorer's decoration on cart.py", () =>
+    cartRow.evaluate((el) => {
+      const n = [el, ...el.querySelectorAll("*")].find((e) => /"S"/.test(getComputedStyle(e, "::after").content));
+      return n ? { color: getComputedStyle(n, "::after").color, title: [el, ...el.querySelectorAll("[title]")].map((e) => e.getAttribute("title") ?? "").join(" | ") } : false;
+    }), 15_000);
+  assert.ok(["rgb(179, 146, 240)", "rgb(130, 80, 223)"].includes(badge.color), `the letter is not in fresh-ls's colour: ${badge.color}`);
+  log(`the Explorer decorates cart.py with S in fresh-ls's colour (${badge.color})`);
   await statusItem.click();
   await changedRow.waitFor({ state: "visible" });
   await page.mouse.move(0, 0);
@@ -457,6 +461,30 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
       throw new Error(`${err.message}; marked: ${JSON.stringify(await gutterLines(page))}`);
     });
   log(`the gutter marks line ${changedLine}`);
+  // The end of the first changed line says who saw an older version and who changed it.
+  const eol = "agent-1 saw an older version · changed outside the editor";
+  await waitFor("the end-of-line text", async () => (await editorTexts(page)).some((t) => t.includes(eol)), 15_000)
+    .catch(async (err) => {
+      throw new Error(`${err.message}; texts: ${JSON.stringify((await editorTexts(page)).filter((t) => /saw|RATE/.test(t)))}`);
+    });
+  log(`the end of line ${changedLine} says “${eol}”`);
+  // A hover anywhere over the changed line (the decoration covers it, not a zero-width spot).
+  const lineHover = page.locator(".monaco-hover", { hasText: "saw an older version of this line" }).first();
+  await page.mouse.move(...(await centerOf(page.locator(".monaco-editor .view-line", { hasText: "subtotal = quantity" }).first(), 0.5)));
+  await lineHover.waitFor({ state: "visible", timeout: 15_000 });
+  await expectText(lineHover, /fresh-ls: An agent saw an older version of this line: agent-1 \(call_7\)\. Changed by a write no client reported/);
+  const hoverShot = await shot(page, "03c-hover.png");
+  log("hovering the changed line shows who saw it and who changed it");
+  await page.keyboard.press("Escape");
+  // Go to Next / Previous Stale Change, by their default keys (Ctrl+F6, Ctrl+Shift+F6).
+  await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.press("Control+F6");
+  await page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${changedLine}, Col 9`) }).first().waitFor({ state: "visible", timeout: 10_000 });
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Control+Shift+F6");
+  await page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${changedLine}, Col 9`) }).first().waitFor({ state: "visible", timeout: 10_000 });
+  log(`Ctrl+F6 and Ctrl+Shift+F6 go to the stale change on line ${changedLine}`);
   // The README's picture of the marks: the Explorer's decoration beside the editor's gutter.
   await page.keyboard.press("Control+Shift+E");
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
@@ -495,6 +523,14 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.waitForTimeout(500);
   log("diff editor open: observed text on the left, the file on disk on the right");
   const final = await shot(page, "04-diff.png");
+  // The open diff follows the file: an edit outside the view shows on both sides (no
+  // difference there), one inside it on the right only.
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("RATE = 10", "RATE = 12").replace("quantity * RATE", "quantity * RATE * 3"));
+  await expectText(modified, /subtotal = quantity \* RATE \* 3/);
+  await expectText(original, /RATE = 12/);
+  await expectText(original, /subtotal = quantity \* RATE(?! \*)/);
+  assert.doesNotMatch(await original.innerText(), /RATE = 10/);
+  log("the open diff updated in place: the outside edit on both sides, the view's old line on the left");
 
   // ---- Show Projection -----------------------------------------------------------------------
   await runCommand(page, "fresh-ls: Show Projection");
@@ -535,10 +571,29 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   const walkthroughShot = await shot(page, "05b-walkthrough.png");
   log("fresh-ls: Get Started opens the walkthrough");
 
-  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [walkthroughShot, "walkthrough.png"]]) {
+  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [hoverShot, "hover.png"], [walkthroughShot, "walkthrough.png"]]) {
     fs.copyFileSync(from, path.join(EXT_DIR, "media", to));
   }
   log("copied the panel, diff, decorations and walkthrough screenshots to media/");
+
+  // The keys of Go to Next / Previous Stale Change are bound to nothing else by default.
+  await runCommand(page, "Preferences: Open Default Keyboard Shortcuts (JSON)");
+  await page.locator(".tab.active", { hasText: /keybindings/i }).first().waitFor({ state: "visible", timeout: 15_000 });
+  await page.locator(".editor-instance .monaco-editor .view-lines").last().click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Control+C");
+  const defaults = await waitFor("the default keybindings on the clipboard", async () => {
+    const text = await page.evaluate(() => navigator.clipboard.readText());
+    return text.includes("freshLs.nextStaleChange") ? text : false;
+  }, 10_000);
+  fs.writeFileSync(path.join(ARTIFACTS, "default-keybindings.json"), defaults);
+  const manifestKeys = JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).contributes.keybindings;
+  for (const { key, command } of manifestKeys) {
+    const bound = [...defaults.matchAll(/"key":\s*"([^"]+)",\s*"command":\s*"([^"]+)"/g)].filter((m) => m[1] === key).map((m) => m[2]);
+    assert.deepEqual(bound, [command], `${key} is bound by default to ${bound.join(", ")}`);
+  }
+  await page.keyboard.press("Control+W");
+  log(`${manifestKeys.map((k) => k.key).join(" and ")} are bound to nothing else by default`);
 
   // ---- a settings change restarts the server; a missing fresh_ls says how to fix it --------
   const noPkg = path.join(state.tmp, "python-without-fresh-ls");
@@ -963,6 +1018,21 @@ async function gutterLines(page) {
     }
     return [...new Set(lines)].sort((a, b) => a - b);
   });
+}
+
+/** The text of the visible editor's lines, with what decorations add at their ends. */
+async function editorTexts(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll(".editor-instance .monaco-editor .view-line")].map((line) =>
+      [line.innerText, ...[...line.querySelectorAll("*")].map((n) => getComputedStyle(n, "::after").content)].join(" ").replace(/\u00a0/g, " "),
+    ),
+  );
+}
+
+/** A point inside a locator's box, `fx` of the way across. */
+async function centerOf(locator, fx = 0.5) {
+  const box = await locator.boundingBox();
+  return [box.x + Math.min(box.width * fx, 200), box.y + box.height / 2];
 }
 
 /** Opens a workspace file through Quick Open (Ctrl+P), as a person would. */

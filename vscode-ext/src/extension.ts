@@ -141,6 +141,8 @@ class Controller {
       reg(Commands.forgetView, (node?: Node) => this.forgetView(node)),
       reg(Commands.showLogs, () => this.output.show(true)),
       reg(Commands.openSettings, () => vscode.commands.executeCommand("workbench.action.openSettings", `@ext:${EXTENSION_ID}`)),
+      reg(Commands.nextStaleChange, () => this.gutter.step(1)),
+      reg(Commands.previousStaleChange, () => this.gutter.step(-1)),
       reg(Commands.getStarted, () => vscode.commands.executeCommand("workbench.action.openWalkthrough", WALKTHROUGH, false)),
       this.terminals,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -150,7 +152,8 @@ class Controller {
         }
         if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
-        if (e.affectsConfiguration("freshLs.gutter")) this.gutter.refresh();
+        if (e.affectsConfiguration("freshLs.gutter") || e.affectsConfiguration("freshLs.endOfLine")) this.gutter.refresh();
+        if (e.affectsConfiguration("freshLs.fileBadge")) this.decorations.refresh();
         if (e.affectsConfiguration("freshLs.proxyUpstreamAnthropic") || e.affectsConfiguration("freshLs.proxyUpstreamOpenai")) {
           // New upstreams: the proxies start again on the ports they kept, with the same
           // secret: every terminal's base URLs stay valid.

@@ -236,6 +236,16 @@ export function viewTooltip(view: StaleView, session: string, nowMs?: number): s
   return parts.join("\n\n");
 }
 
+/** The letter on files with stale views (Explorer, tabs): not one of git's (M, U, A, D, R,
+ * C, I) nor a count, which reads as a number of problems. */
+export const FILE_BADGE = "S";
+
+/** What the letter means, with the count: the decoration's tooltip. */
+export function fileBadgeTooltip(n: number): string {
+  const views = n === 1 ? "1 agent view" : `${n} agent views`;
+  return `S: ${views} of this file stale (fresh-ls): an agent read it before it changed. Nothing is wrong with the file; the agent views panel says what each agent saw.`;
+}
+
 /** The CodeLens title on a definition that a session saw in an older version. */
 export function lensTitle(sessions: string | readonly string[]): string {
   const who = (typeof sessions === "string" ? [sessions] : sessions).map(sessionLabel);

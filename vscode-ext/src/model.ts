@@ -86,6 +86,8 @@ export const Commands = {
   showLogs: "freshLs.showLogs",
   openSettings: "freshLs.openSettings",
   getStarted: "freshLs.getStarted",
+  nextStaleChange: "freshLs.nextStaleChange",
+  previousStaleChange: "freshLs.previousStaleChange",
   focusPanel: "freshLs.views.focus",
 } as const;
 
