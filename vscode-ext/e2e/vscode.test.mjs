@@ -359,6 +359,29 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   log("git status and the Explorer show nothing of .fresh-ls/");
   await shot(page, "01-workbench.png");
 
+  // ---- the first run: one question, to route terminal agents through fresh-ls -----------------
+  const prompt = page.locator(".notification-toast", { hasText: "route the agents you start in VS Code terminals" }).first();
+  await prompt.waitFor({ state: "visible", timeout: 30_000 });
+  await prompt.locator(".monaco-button", { hasText: "Route Terminal Agents" }).waitFor({ state: "visible" });
+  await shot(page, "00-first-run.png");
+  await prompt.locator(".monaco-button", { hasText: "Not Now" }).click();
+  await prompt.waitFor({ state: "hidden" });
+  log("the first run asks whether to route terminal agents through fresh-ls (answered: Not Now)");
+
+  // ---- the empty panel offers the three ways in, as buttons -----------------------------------
+  await page.locator(".statusbar-item", { hasText: /fresh-ls/ }).first().click();
+  const welcome = page.locator(".pane .welcome-view-content").first();
+  await welcome.waitFor({ state: "visible", timeout: 30_000 });
+  for (const label of ["Route Terminal Agents Through fresh-ls", "Install Claude Code Hooks", "Connect a Harness"]) {
+    const button = welcome.locator(".monaco-button", { hasText: label }).first();
+    await button.waitFor({ state: "visible" });
+    const fits = await button.evaluate((b) => b.scrollWidth <= b.clientWidth + 1);
+    assert.ok(fits, `the button “${label}” is cut off`);
+  }
+  await page.mouse.move(0, 0);
+  const emptyShot = await shot(page, "01b-empty-panel.png");
+  log("the empty panel offers: route terminal agents, install Claude Code hooks, connect a harness");
+
   const observed = harness("observe");
   assert.equal(observed[0].status, "fresh");
   assert.equal(observed[0].units[0].name, "Cart.total");
@@ -370,10 +393,11 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await statusItem.click();
   const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
   const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
-  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
-  // When it was read (observedAt, a moment ago).
-  await expectText(row("fresh · call_7"), /cart\.py lines 8-10 · read just now/);
-  log("panel shows call_7 as fresh, read just now");
+  // Rows lead with file:lines, then status and age (the view's id is in the tooltip).
+  await row(/cart\.py:8-10\s*fresh/).waitFor({ state: "visible", timeout: 30_000 });
+  await expectText(row(/cart\.py:8-10\s*fresh/), /cart\.py:8-10\s*fresh · read just now/);
+  await row(/^agent-1 · started \d\d:\d\d/).first().waitFor({ state: "visible" });
+  log("panel shows agent-1 · started HH:MM, its view cart.py:8-10 fresh, read just now");
   // A wider side bar, so the rows' descriptions fit in the screenshots.
   const sidebar = await page.locator(".part.sidebar").boundingBox();
   if (sidebar) {
@@ -386,10 +410,10 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- an edit on disk that nobody reports: the server's watcher sees it ---------------------
   fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
-  const changedRow = row("changed · call_7");
+  const changedRow = row(/cart\.py:8-10\s*changed/);
   await changedRow.waitFor({ state: "visible", timeout: 30_000 });
-  await expectText(changedRow, /cart\.py lines 8-10/);
-  await row("fresh · call_3").waitFor({ state: "visible" });
+  await expectText(changedRow, /cart\.py:8-10\s*changed · read just now/);
+  await row(/cart\.py:5-6\s*fresh/).waitFor({ state: "visible" });
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
   const stale = harness("stale");
   assert.equal(stale.views.find((v) => v.viewId === "call_7").status, "changed");
@@ -418,19 +442,19 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- the view title: only stale, group by file, and back ------------------------------------
   await titleAction(page, panel, "Show Only Stale Views");
-  await waitFor("call_3 (fresh) to leave the filtered panel", async () => (await row("fresh · call_3").count()) === 0, 15_000);
+  await waitFor("call_3 (fresh) to leave the filtered panel", async () => (await row(/cart\.py:5-6\s*fresh/).count()) === 0, 15_000);
   await changedRow.waitFor({ state: "visible" });
   await titleAction(page, panel, "Show All Views");
-  await row("fresh · call_3").waitFor({ state: "visible" });
+  await row(/cart\.py:5-6\s*fresh/).waitFor({ state: "visible" });
   await titleAction(page, panel, "Group Views by File");
   const fileRow = row("2 views · 1 stale · 1 session");
   await fileRow.waitFor({ state: "visible" });
   await expectText(fileRow, /cart\.py/);
-  await expectText(changedRow, /agent-1 · lines 8-10/);
+  await expectText(changedRow, /changed · agent-1 · read/);
   await shot(page, "02c-by-file.png");
   await titleAction(page, panel, "Group Views by Session");
-  await row(/^agent-1/).first().waitFor({ state: "visible" });
-  await expectText(changedRow, /cart\.py lines 8-10/);
+  await row(/^agent-1 · started/).first().waitFor({ state: "visible" });
+  await expectText(changedRow, /cart\.py:8-10\s*changed/);
   log("view title: only stale hides the fresh view, group by file lists cart.py with both views");
 
   // ---- a row's inline action: Copy Marker ------------------------------------------------------
@@ -444,6 +468,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await hover.waitFor({ state: "visible", timeout: 15_000 });
   await expectText(hover, /diff: \+1 line −1 line in 1 hunk/);
   await expectText(hover, /changed by a write no client reported/);
+  await expectText(hover, /view call_7 of session agent-1/);
   await shot(page, "02b-tooltip.png");
   await page.mouse.move(700, 500);
   await page.keyboard.press("Escape");
@@ -509,7 +534,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   // ---- clicking the changed view opens the diff ---------------------------------------------
   // Open the view's node first, so the panel shows its unit (the method) too.
   await changedRow.locator(".monaco-tl-twistie").click();
-  await row("changed · method Cart.total").waitFor({ state: "visible" });
+  await row(/method Cart\.total\s*changed/).waitFor({ state: "visible" });
   await changedRow.locator(".label-name").click();
   const diff = page.locator(".monaco-diff-editor").first();
   await diff.waitFor({ state: "visible", timeout: 30_000 });
@@ -562,16 +587,30 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await expectText(page.locator(".settings-editor .settings-header"), /@ext:fresh-ls\.fresh-ls/);
   log("the view title's Show Logs opens the output, its gear the extension's settings");
   await runCommand(page, "fresh-ls: Get Started");
-  const walkthrough = page.locator(".gettingStartedContainer");
+  const walkthrough = page.locator(".gettingStartedContainer", { hasText: "Get started with fresh-ls" });
   await expectText(walkthrough, /Get started with fresh-ls/);
   await expectText(walkthrough, /The sidecar runs by itself/);
   await expectText(walkthrough, /Agents in VS Code terminals/);
+  // What it says of the status bar is what the status bar shows (running, one stale view).
+  await expectText(walkthrough, /The status bar shows\s*✓ fresh-ls\s*while it runs, and the count of stale views \(\s*1 stale\s*\)/).catch(async (err) => {
+    const all = await page.locator(".gettingStartedContainer").evaluateAll((els) => els.map((e) => e.innerText.slice(0, 600)));
+    throw new Error(`${err.message}; containers: ${JSON.stringify(all)}`);
+  });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
+  let buttons = 0;
+  for (const b of await walkthrough.locator(".monaco-button").all()) {
+    if (!(await b.isVisible())) continue;
+    const { fits, text } = await b.evaluate((el) => ({ fits: el.scrollWidth <= el.clientWidth + 1, text: el.textContent }));
+    assert.ok(fits, `the walkthrough's button “${text}” is cut off at 1500 px`);
+    buttons += 1;
+  }
+  assert.ok(buttons > 0, "no walkthrough button was visible to measure");
   await page.mouse.move(0, 0);
   await page.waitForTimeout(500);
   const walkthroughShot = await shot(page, "05b-walkthrough.png");
   log("fresh-ls: Get Started opens the walkthrough");
 
-  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [hoverShot, "hover.png"], [walkthroughShot, "walkthrough.png"]]) {
+  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [hoverShot, "hover.png"], [walkthroughShot, "walkthrough.png"], [emptyShot, "empty-panel.png"]]) {
     fs.copyFileSync(from, path.join(EXT_DIR, "media", to));
   }
   log("copied the panel, diff, decorations and walkthrough screenshots to media/");
@@ -619,7 +658,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
   assert.notEqual(state.serverPid, firstPid);
   // The views were stored by the first sidecar (SQLite) and come back with the new one.
-  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await row(/cart\.py:8-10\s*changed/).waitFor({ state: "visible", timeout: 30_000 });
   assert.ok((environOf(state.serverPid).PYTHONPATH ?? "").startsWith(extensions));
   log(`"Use Bundled Sidecar": a new bundled sidecar (pid ${state.serverPid}) serves the stored views`);
 
@@ -646,8 +685,14 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(harness("stale").views.find((v) => v.viewId === "call_7").status, "changed");
   log(`SIGKILLed the sidecar: restarted (pid ${state.serverPid}) with its views`);
+  // The expected reconnect is one plain line, not the language client's error.
+  const channelLog = fs.readdirSync(path.join(state.tmp, "user-data", "logs"), { recursive: true }).find((f) => String(f).endsWith("fresh-ls.log"));
+  const channelText = fs.readFileSync(path.join(state.tmp, "user-data", "logs", String(channelLog)), "utf8");
+  assert.match(channelText, /\[Info {2}- [^\]]+\] the connection to the sidecar closed; fresh-ls reconnects by itself/);
+  assert.doesNotMatch(channelText, /Server will not be restarted/);
+  log("the log says the connection closed and fresh-ls reconnects, in one Info line");
   // The row expanded before the restarts is expanded still.
-  await row("changed · method Cart.total").waitFor({ state: "visible", timeout: 15_000 });
+  await row(/method Cart\.total\s*changed/).waitFor({ state: "visible", timeout: 15_000 });
   held.stdin.write("stale\n");
   const after = JSON.parse(await heldLines.next());
   assert.equal(after.views.find((v) => v.viewId === "call_7").status, "changed");
@@ -656,8 +701,8 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- a row's inline action: Forget View (one view, no question) ----------------------------
   await statusItem.click();
-  await rowAction(row("fresh · call_3"), "Forget View");
-  await waitFor("call_3 to leave the panel", async () => (await row("fresh · call_3").count()) === 0, 15_000);
+  await rowAction(row(/cart\.py:5-6\s*fresh/), "Forget View");
+  await waitFor("call_3 to leave the panel", async () => (await row(/cart\.py:5-6\s*fresh/).count()) === 0, 15_000);
   assert.deepEqual(harness("stale").views.map((v) => v.viewId), ["call_7"]);
   log("Forget View dropped call_3 alone");
 
@@ -676,6 +721,24 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   assert.deepEqual(harness("stale").views, []);
   log("Forget Session dropped agent-1's views; the panel shows its welcome text");
   await shot(page, "07-forgotten.png");
+
+  // ---- the empty panel's Install Claude Code Hooks: the folder's .claude/settings.json -------
+  await panel.locator(".welcome-view-content .monaco-button", { hasText: "Install Claude Code Hooks" }).first().click();
+  await page.locator(".notification-toast", { hasText: "Claude Code hooks installed" }).first().waitFor({ state: "visible", timeout: 30_000 });
+  const claudeSettings = JSON.parse(fs.readFileSync(path.join(ws, ".claude", "settings.json"), "utf8"));
+  const hookCommands = JSON.stringify(claudeSettings.hooks);
+  assert.match(hookCommands, /-P -m fresh_ls hook claude-code/);
+  // The bundled sidecar's hook carries its environment, so Claude Code can run it as it is.
+  assert.ok(hookCommands.includes(`PYTHONPATH=${path.join(extensions, "fresh-ls.fresh-ls-")}`), `the hook has no bundled PYTHONPATH: ${hookCommands}`);
+  log("Install Claude Code Hooks wrote the hooks, with the bundled sidecar's environment, to .claude/settings.json");
+
+  // ---- the first run's question is not asked again -------------------------------------------
+  await page.reload({ waitUntil: "domcontentloaded" });
+  await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+  await page.locator(".statusbar-item", { hasText: /fresh-ls/ }).first().waitFor({ state: "visible", timeout: 60_000 });
+  await page.waitForTimeout(4000);
+  assert.equal(await page.locator(".notification-toast", { hasText: "route the agents you start" }).count(), 0, "the first-run question came back");
+  log("after a reload, the first-run question is not asked again");
 });
 
 /** A server the harness starts itself (`fresh-ls serve --listen`), before or after the
@@ -710,7 +773,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   let harnessServer;
   // No polling: whatever the panel shows comes from the server's pushes and state changes.
   const { page, ws } = await launchWorkbench("attached", {
-    settings: { "freshLs.refreshSeconds": 0 },
+    settings: { "freshLs.refreshSeconds": 0, "freshLs.terminalProxy": false },
     beforeOpen: async (root) => {
       fs.writeFileSync(path.join(root, "price.ts"), PRICE_TS);
       harnessServer = await startHarnessServer(root, "first");
@@ -722,7 +785,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   const statusItem = page.locator(".statusbar-item", { hasText: /fresh-ls|stale/ }).first();
   await statusItem.waitFor({ state: "visible" });
   await statusItem.click();
-  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await row(/cart\.py:8-10\s*fresh/).waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(endpointPid(ws), harnessServer.pid, "the extension started a server of its own");
   log(`the extension attached to the harness's server (pid ${harnessServer.pid})`);
   // The status bar's tooltip says what the sidecar is doing: attached, to which pid.
@@ -739,7 +802,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   harnessServer.kill("SIGKILL");
   const second = await startHarnessServer(ws, "second");
   fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
-  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await row(/cart\.py:8-10\s*changed/).waitFor({ state: "visible", timeout: 30_000 });
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
   assert.equal(endpointPid(ws), second.pid, "the extension did not re-attach to the harness's new server");
   log(`killed the harness's server: re-attached to its new one (pid ${second.pid}) without a click`);
@@ -766,7 +829,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   // ---- what the agent saw, alone: a read-only plain-text document, no diagnostics ----------
   harness("observe-ts");
   fs.rmSync(path.join(ws, "price.ts"));
-  const deleted = row("deleted · call_9");
+  const deleted = row(/price\.ts:1-3\s*deleted/);
   await deleted.waitFor({ state: "visible", timeout: 30_000 });
   await deleted.locator(".label-name").click();
   await page.locator(".tab", { hasText: "agent-1 saw price.ts lines 1-3" }).first().waitFor({ state: "visible" });
@@ -912,10 +975,13 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     assert.ok(view, `no view of cart.py in ${session}: ${JSON.stringify(sessions[session])}`);
     assert.equal(view.status, "fresh");
     await statusItem.click();
-    await row(`fresh · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
-    // Its row carries the short name (`claude-code 3f2a1b9c…`), the tooltip the full id.
+    const span = view.observed.firstLine === view.observed.lastLine ? `${view.observed.firstLine}` : `${view.observed.firstLine}-${view.observed.lastLine}`;
+    const viewRow = (status) => row(new RegExp(`cart\\.py:${span}\\s*${status}`));
+    await viewRow("fresh").waitFor({ state: "visible", timeout: 30_000 });
+    // Its row is named by the agent and when it started (`claude-code · started 14:05`), the
+    // tooltip carries the full id.
     assert.match(session, /^claude-code-session-id:/, `Claude Code's session is named ${session}`);
-    const shortName = `claude-code ${session.slice(session.indexOf(":") + 1, session.indexOf(":") + 9)}…`;
+    const shortName = /^claude-code · started \d\d:\d\d/;
     await row(shortName).first().waitFor({ state: "visible" });
     assert.equal(await row(session).count(), 0, "the panel spells out the whole session id");
     log(`the agent's session ${session} is in the panel as “${shortName}” with view ${view.viewId} of cart.py`);
@@ -925,7 +991,7 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     await page.keyboard.press("End");
     await page.keyboard.type(" * 2");
     await page.keyboard.press("Control+S");
-    await row(`changed · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
+    await viewRow("changed").waitFor({ state: "visible", timeout: 30_000 });
     const after = harness("status")[session].find((v) => v.viewId === view.viewId);
     assert.equal(after.status, "changed");
     assert.equal(after.units[0].changedBy, "editor");
@@ -1127,6 +1193,7 @@ test("in Restricted Mode only the bundled sidecar runs and the folder's settings
   // .vscode/settings.json, with server arguments and an upstream of its own.
   const { page, ws, extensions } = await launchWorkbench("restricted", {
     restricted: true,
+    settings: { "freshLs.terminalProxy": false },
     beforeOpen: async (root) => {
       marker = path.join(path.dirname(root), "venv-python-ran");
       const venvPython = path.join(root, ".venv", "bin", "python");

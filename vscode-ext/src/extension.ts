@@ -1,6 +1,7 @@
 // fresh-ls for VS Code: runs the sidecar per workspace folder and shows which of the agents'
 // file views went stale (panel, CodeLens, status bar, diff, projection).
 
+import { execFile } from "node:child_process";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { debounce } from "./debounce";
@@ -35,10 +36,11 @@ import {
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
 import { STATE_DIR } from "./config";
-import { clearPythonOverride, isTrusted, setTerminalProxy, settings } from "./settings";
+import { clearPythonOverride, isTrusted, setTerminalProxy, settings, userTerminalProxy } from "./settings";
 import { statusBarText, statusBarTooltip } from "./statusbar";
 import { TerminalProxies } from "./terminal";
 import { proxyTooltipLine } from "./terminalenv";
+import { ASKED_TERMINAL_PROXY, FIRST_RUN_NO, FIRST_RUN_PROMPT, FIRST_RUN_YES, installHooksProcess, shouldAskTerminalProxy } from "./onboarding";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
@@ -49,6 +51,7 @@ let controller: Controller | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   controller = new Controller(context);
+  void controller.askTerminalProxyOnce();
   await controller.startAll();
   // After the first start: asking for the interpreter has activated the Python extension.
   controller.watchPythonInterpreter(context);
@@ -141,6 +144,7 @@ class Controller {
       reg(Commands.forgetView, (node?: Node) => this.forgetView(node)),
       reg(Commands.showLogs, () => this.output.show(true)),
       reg(Commands.openSettings, () => vscode.commands.executeCommand("workbench.action.openSettings", `@ext:${EXTENSION_ID}`)),
+      reg(Commands.installClaudeHooks, (node?: Node) => this.installClaudeHooks(node)),
       reg(Commands.nextStaleChange, () => this.gutter.step(1)),
       reg(Commands.previousStaleChange, () => this.gutter.step(-1)),
       reg(Commands.getStarted, () => vscode.commands.executeCommand("workbench.action.openWalkthrough", WALKTHROUGH, false)),
@@ -177,6 +181,48 @@ class Controller {
       { dispose: () => this.restartAll.cancel() },
     );
     this.schedulePoll();
+  }
+
+  /** The first run's question: route terminal agents through fresh-ls? Asked once (the
+   * answer, or closing it, is remembered), and never of someone who set the setting. */
+  async askTerminalProxyOnce(): Promise<void> {
+    const asked = this.context.globalState.get<boolean>(ASKED_TERMINAL_PROXY, false);
+    const userValue = userTerminalProxy();
+    if (!shouldAskTerminalProxy(asked, userValue)) return;
+    const choice = await vscode.window.showInformationMessage(FIRST_RUN_PROMPT, FIRST_RUN_YES, FIRST_RUN_NO);
+    await this.context.globalState.update(ASKED_TERMINAL_PROXY, true);
+    this.output.appendLine(logLine(`first run: terminal proxy question answered “${choice ?? "closed"}”`));
+    if (choice === FIRST_RUN_YES) await setTerminalProxy(true);
+  }
+
+  /** Adds fresh-ls's hooks to the folder's .claude/settings.json, run by the sidecar's
+   * interpreter (`onboarding.ts` says which command the hook gets). */
+  private async installClaudeHooks(node?: Node): Promise<void> {
+    const server = await this.pickFolder(node);
+    const interp = await server?.python();
+    if (!server || !interp) {
+      void vscode.window.showErrorMessage("fresh-ls: no interpreter runs fresh_ls here; see the “fresh-ls” output.");
+      return;
+    }
+    const run = installHooksProcess(interp, server.root);
+    const done = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      execFile(run.command, run.args, { cwd: server.root, env: { ...process.env, ...run.env }, timeout: 60_000 }, (error, out, err) =>
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, out: String(out), err: String(err) }),
+      );
+    });
+    if (done.code !== 0) {
+      this.output.appendLine(logLine(`installing the Claude Code hooks failed: ${done.err.trim()}`, undefined, "Error"));
+      void vscode.window.showErrorMessage(`fresh-ls: installing the Claude Code hooks failed: ${done.err.trim().split("\n").pop() ?? ""}`);
+      return;
+    }
+    const file = path.join(server.root, ".claude", "settings.json");
+    this.output.appendLine(logLine(`Claude Code hooks installed in ${file}`));
+    const open = "Open settings.json";
+    const choice = await vscode.window.showInformationMessage(
+      `fresh-ls: Claude Code hooks installed in ${path.relative(server.root, file)}: Claude Code started in ${server.folder.name} registers what it reads and is warned before it edits stale code.`,
+      open,
+    );
+    if (choice === open) await vscode.window.showTextDocument(vscode.Uri.file(file));
   }
 
   /** Restarts (debounced) when the Python extension's interpreter changes and a folder uses it. */

@@ -2,9 +2,11 @@
 // shows. Pure: no `vscode` import (tree.ts maps `RowSpec` onto vscode.TreeItem).
 
 import {
+  escapeMarkdown,
   lensTitle,
+  readAgo,
   sessionDescription,
-  sessionLabel,
+  sessionRowLabel,
   statusIcon,
   unitDescription,
   unitLabel,
@@ -86,6 +88,7 @@ export const Commands = {
   showLogs: "freshLs.showLogs",
   openSettings: "freshLs.openSettings",
   getStarted: "freshLs.getStarted",
+  installClaudeHooks: "freshLs.installClaudeHooks",
   nextStaleChange: "freshLs.nextStaleChange",
   previousStaleChange: "freshLs.previousStaleChange",
   focusPanel: "freshLs.views.focus",
@@ -331,11 +334,17 @@ export class PanelModel {
         const summary = this.sessions(node.folder).find((s) => s.session === node.session);
         const views = summary?.views ?? 0;
         const stale = summary?.stale ?? 0;
+        const nowMs = this.now();
+        const times = sessionTimes(this.folders.get(node.folder)?.views.get(node.session) ?? []);
+        const when = [
+          times.startedAt !== undefined ? `started ${new Date(times.startedAt * 1000).toLocaleString()}` : undefined,
+          times.lastAt !== undefined ? `last ${readAgo(times.lastAt, nowMs)}` : undefined,
+        ].filter(Boolean);
         return {
           id: `session:${node.folder}:${node.session}`,
-          label: sessionLabel(node.session),
+          label: sessionRowLabel(node.session, times.startedAt, nowMs),
           description: sessionDescription(views, stale),
-          tooltip: `Agent session **${node.session}**: ${sessionDescription(views, stale)}`,
+          tooltip: `Agent session **${escapeMarkdown(node.session)}**: ${sessionDescription(views, stale)}${when.length ? `\n\n${when.join(" · ")}` : ""}`,
           icon: stale > 0 ? { id: "hubot", color: "editorWarning.foreground" } : { id: "hubot" },
           collapsible: "expanded",
           contextValue: "session",
@@ -480,6 +489,12 @@ export function openPlan(view: StaleView, unitId?: string): OpenPlan {
   // A view with a definition gone (or ambiguous) but other lines still found: the diff shows both.
   if (!unit && (status === "deleted" || status === "ambiguous") && current) return { kind: "diff", select: current };
   return { kind: "observed" };
+}
+
+/** When a session started and last read something (its views' `observedAt`, seconds). */
+export function sessionTimes(views: readonly StaleView[]): { startedAt?: number; lastAt?: number } {
+  const at = views.map((v) => v.observedAt).filter((t): t is number => typeof t === "number" && Number.isFinite(t));
+  return at.length === 0 ? {} : { startedAt: Math.min(...at), lastAt: Math.max(...at) };
 }
 
 /** Where a view's lines are now: the span of its units' current ranges (null when none has one). */

@@ -172,7 +172,7 @@ export class FolderServer {
           action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
           handled: true,
         }),
-        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true, message: CONNECTION_CLOSED }),
       },
     };
     const client = new QuietLanguageClient(
@@ -350,10 +350,18 @@ class QuietLanguageClient extends LanguageClient {
   stopAsked = false;
 
   override error(message: string, data?: unknown): void {
-    if (this.stopAsked) super.info(message, data, false);
+    // A closed connection is expected (a crash, a harness restarting its server): recover()
+    // reconnects and logs what it does, so it is one plain line, not an error.
+    if (message === CONNECTION_CLOSED) super.info(this.stopAsked ? "the sidecar stopped, as asked" : EXPECTED_CLOSE_LINE, undefined, false);
+    else if (this.stopAsked) super.info(message, data, false);
     else super.error(message, data, false);
   }
 }
+
+/** What the error handler says when the connection closes (the client would log "Server
+ * will not be restarted." at error level, though the extension reconnects by itself). */
+const CONNECTION_CLOSED = "fresh-ls: connection closed";
+export const EXPECTED_CLOSE_LINE = "the connection to the sidecar closed; fresh-ls reconnects by itself (the next lines say how)";
 
 /** Escapes glob metacharacters in a literal path. */
 function globEscape(p: string): string {

@@ -91,8 +91,9 @@ describe("tree model", () => {
     const m = modelWith({ "agent-1": [CHANGED_METHOD] });
     const node: Node = { type: "view", folder: "file:///ws", session: "agent-1", viewId: "call_7" };
     const row = m.row(node);
-    assert.equal(row.label, "changed · call_7");
-    assert.equal(row.description, "cart.py lines 8-10");
+    assert.equal(row.label, "cart.py:8-10");
+    assert.equal(row.description, "changed");
+    assert.match(row.tooltip ?? "", /view call\\_7 of session agent\\-1/);
     assert.deepEqual(row.icon, { id: "diff-modified", color: "editorWarning.foreground" });
     assert.equal(row.contextValue, "view.changed");
     assert.equal(row.collapsible, "collapsed");
@@ -110,8 +111,8 @@ describe("tree model", () => {
     const m = modelWith({ "agent-2": [MOVED] });
     const node: Node = { type: "unit", folder: "file:///ws", session: "agent-2", viewId: "call_9", unitId: "u-helper" };
     const row = m.row(node);
-    assert.equal(row.label, "moved · function helper");
-    assert.equal(row.description, "src/util.py lines 3-4 → now lines 5-6");
+    assert.equal(row.label, "function helper");
+    assert.equal(row.description, "moved · src/util.py lines 3-4 → now lines 5-6");
     assert.deepEqual(row.icon, { id: "arrow-swap", color: "charts.blue" });
     assert.deepEqual(row.click?.args, [{ folder: "file:///ws", session: "agent-2", viewId: "call_9", unitId: "u-helper" }]);
   });
@@ -278,7 +279,8 @@ describe("filter and grouping", () => {
     const cart = m.children(files[0]);
     assert.deepEqual(ids(cart), ["call_8", "call_7", "call_3"]);
     assert.deepEqual(cart[0], { type: "view", folder: "file:///ws", session: "agent-2", viewId: "call_8", under: "file" });
-    assert.match(m.row(cart[1]).description ?? "", /^agent-1 · lines 8-10/);
+    assert.equal(m.row(cart[1]).label, "cart.py:8-10");
+    assert.match(m.row(cart[1]).description ?? "", /^changed · agent-1/);
     const fileRow = m.row(files[0]);
     assert.equal(fileRow.label, "cart.py");
     assert.equal(fileRow.description, "3 views · 2 stale · 2 sessions");
@@ -299,7 +301,10 @@ describe("filter and grouping", () => {
     m.upsert(folder());
     m.setSnapshot("file:///ws", status([{ session: "a", views: 1, stale: 1 }]), new Map([["a", [{ ...CHANGED_METHOD, observedAt: 1_700_000_000 }]]]));
     const [view] = m.children(m.children()[0]);
-    assert.equal(m.row(view).description, "cart.py lines 8-10 · read 7 minutes ago");
+    assert.equal(m.row(view).description, "changed · read 7 minutes ago");
+    const session = m.children()[0];
+    assert.match(m.row(session).label, /^a · started \d\d:\d\d$/);
+    assert.match(m.row(session).tooltip ?? "", /started .* · last read 7 minutes ago/);
     assert.match(m.row(view).tooltip ?? "", /read 7 minutes ago \(/);
   });
 });

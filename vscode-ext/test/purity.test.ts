@@ -20,6 +20,7 @@ const PURE = [
   "gutterlines.ts",
   "terminalenv.ts",
   "proxyports.ts",
+  "onboarding.ts",
 ];
 
 describe("pure modules", () => {
