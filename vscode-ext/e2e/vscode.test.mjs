@@ -475,10 +475,25 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- CodeLens on the definition in the editor ----------------------------------------------
   await quickOpen(page, "cart.py");
-  const lens = page.locator(".codelens-decoration", { hasText: "agent agent-1 saw an older version · Show diff" });
+  const lens = page.locator(".codelens-decoration", { hasText: "agent-1 saw an older version · Show diff" });
   await lens.first().waitFor({ state: "visible", timeout: 30_000 });
   log("CodeLens shown on Cart.total");
   await shot(page, "03-codelens.png");
+  // A second view, of the whole file, goes stale too: each stale view gets its own lens (a
+  // file-level one at its first changed line).
+  harness("observe-file");
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("RATE = 10", "RATE = 11").replace("quantity * RATE", "quantity * RATE * 2"));
+  const fileLens = page.locator(".codelens-decoration", { hasText: "agent-1 saw an older version of this file · Show diff" });
+  await fileLens.first().waitFor({ state: "visible", timeout: 30_000 });
+  await lens.first().waitFor({ state: "visible" });
+  assert.equal(await page.locator(".codelens-decoration", { hasText: /saw an older version/ }).count(), 2);
+  await page.locator(".statusbar-item", { hasText: "2 stale" }).first().waitFor({ state: "visible", timeout: 15_000 });
+  await shot(page, "03a-two-lenses.png");
+  log("two stale views of cart.py, two lenses: the method's (line 8) and the whole file's (line 1)");
+  harness("forget-file");
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
+  await fileLens.first().waitFor({ state: "hidden", timeout: 15_000 });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 15_000 });
   // The gutter marks the line that changed since agent-1 read it, and only that one.
   const changedLine = CART.split("\n").findIndex((l) => l.includes("quantity * RATE")) + 1;
   await waitFor(`the gutter mark on line ${changedLine}`, async () => JSON.stringify(await gutterLines(page)) === JSON.stringify([changedLine]), 15_000)

@@ -286,11 +286,12 @@ export function fileBadgeTooltip(n: number): string {
   return `S: ${views} of this file stale (fresh-ls): an agent read it before it changed. Nothing is wrong with the file; the agent views panel says what each agent saw.`;
 }
 
-/** The CodeLens title on a definition that a session saw in an older version. */
-export function lensTitle(sessions: string | readonly string[]): string {
+/** The CodeLens title of a stale view: `agent-1 saw an older version · Show diff`, `… of this
+ * file …` for a file-level view. Several sessions (one lens for all) are named together. */
+export function lensTitle(sessions: string | readonly string[], what?: string): string {
   const who = (typeof sessions === "string" ? [sessions] : sessions).map(sessionLabel);
-  const agents = who.length === 1 ? `agent ${who[0]}` : `agents ${who.join(", ")}`;
-  return `${agents} saw an older version · Show diff`;
+  const agents = who.length === 1 ? who[0] : who.join(", ");
+  return `${agents} saw an older version${what ? ` of ${what}` : ""} · Show diff`;
 }
 
 /** One output-channel line in the language client's own style (`[Info  - 5:36:07 AM] …`), so

@@ -17,6 +17,7 @@ import {
   type IconSpec,
 } from "./labels";
 import { RESTRICTED_NOTE } from "./config";
+import { changedLines } from "./gutterlines";
 import type { LineRange, SessionSummary, StaleUnit, StaleView, Status, StatusResult } from "./protocol";
 import { STATUS_ORDER, isStale } from "./protocol";
 
@@ -519,36 +520,40 @@ export interface LensSpec {
 }
 
 /**
- * CodeLenses for one file: a definition (symbol unit) that a session saw in an older version
- * (`changed`), at the line it starts on now; one lens per session and definition.
+ * CodeLenses for one file: one per stale view, so each names its agent and opens its own
+ * diff. A view of a definition (a symbol unit that changed) gets its lens at the line the
+ * definition starts on now, a session's several views of one definition share theirs; a
+ * file-level or text view gets its lens at its first changed line ("… of this file"). Lenses
+ * on one line sit side by side.
  */
 export function lensesFor(folder: FolderState | undefined, relPath: string): LensSpec[] {
   if (!folder) return [];
-  // One lens per definition, whatever the number of views and sessions that saw it older:
-  // keyed by its name (and kind), at the first line any of its units is at now.
-  const byDef = new Map<string, { spec: LensSpec; sessions: string[] }>();
+  const out = new Map<string, LensSpec>();
   const sessions = Array.from(folder.views.keys()).sort(naturalCompare);
   for (const session of sessions) {
     for (const view of sortViews(folder.views.get(session) ?? [])) {
       if (view.path !== relPath) continue;
       for (const unit of view.units) {
-        if (unit.kind !== "symbol" || unit.status !== "changed" || !unit.current) continue;
-        const key = unit.name ?? unit.unitId;
-        const found = byDef.get(key);
-        if (!found) {
-          byDef.set(key, {
-            spec: { line: unit.current.firstLine, session, viewId: view.viewId, unitId: unit.unitId, title: "" },
-            sessions: [session],
-          });
-          continue;
+        if (unit.status !== "changed") continue;
+        if (unit.kind === "symbol") {
+          if (!unit.current) continue;
+          const key = `${session}\u0000def\u0000${unit.name ?? unit.unitId}`;
+          const found = out.get(key);
+          if (found) {
+            found.line = Math.min(found.line, unit.current.firstLine);
+            continue;
+          }
+          out.set(key, { line: unit.current.firstLine, session, viewId: view.viewId, unitId: unit.unitId, title: lensTitle(session) });
+        } else {
+          const first = changedLines(unit.diff)[0] ?? unit.current?.firstLine;
+          const key = `${session}\u0000view\u0000${view.viewId}`;
+          if (first === undefined || out.has(key)) continue;
+          out.set(key, { line: first, session, viewId: view.viewId, unitId: unit.unitId, title: lensTitle(session, unit.kind === "file" ? "this file" : "these lines") });
         }
-        found.spec.line = Math.min(found.spec.line, unit.current.firstLine);
-        if (!found.sessions.includes(session)) found.sessions.push(session);
       }
     }
   }
-  const out = Array.from(byDef.values(), ({ spec, sessions: who }) => ({ ...spec, title: lensTitle(who) }));
-  return out.sort((a, b) => a.line - b.line || naturalCompare(a.session, b.session));
+  return Array.from(out.values()).sort((a, b) => a.line - b.line || naturalCompare(a.session, b.session) || naturalCompare(a.viewId, b.viewId));
 }
 
 /** Files with views that need attention (not fresh, not moved), with how many: the Explorer

@@ -56,7 +56,8 @@ describe("session labels", () => {
     it(`${name} → ${label}`, () => assert.equal(sessionLabel(name), label));
   }
   it("names sessions by their labels in the CodeLens", () => {
-    assert.equal(lensTitle(["claude-code-session-id:3f2a1b9c-5d6e", "agent-1"]), "agents claude-code 3f2a1b9c…, agent-1 saw an older version · Show diff");
+    assert.equal(lensTitle(["claude-code-session-id:3f2a1b9c-5d6e", "agent-1"]), "claude-code 3f2a1b9c…, agent-1 saw an older version · Show diff");
+    assert.equal(lensTitle("agent-2", "this file"), "agent-2 saw an older version of this file · Show diff");
   });
 });
 
@@ -165,7 +166,7 @@ describe("labels", () => {
   });
 
   it("titles lenses as the issue says", () => {
-    assert.equal(lensTitle("agent-1"), "agent agent-1 saw an older version · Show diff");
+    assert.equal(lensTitle("agent-1"), "agent-1 saw an older version · Show diff");
   });
 });
 

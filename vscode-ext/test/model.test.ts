@@ -185,7 +185,7 @@ describe("open plan", () => {
 });
 
 describe("code lenses", () => {
-  it("marks each changed definition of the file once, at its current line, naming every session", () => {
+  it("gives every stale view its lens: one per session and definition, file-level views too", () => {
     const m = modelWith({
       "agent-1": [
         CHANGED_METHOD,
@@ -199,7 +199,12 @@ describe("code lenses", () => {
     const lenses = lensesFor(m.get("file:///ws"), "cart.py");
     assert.deepEqual(
       lenses.map((l) => [l.line, l.session, l.viewId, l.title]),
-      [[8, "agent-1", "call_7", "agents agent-1, agent-2 saw an older version · Show diff"]],
+      [
+        [8, "agent-1", "call_7", "agent-1 saw an older version · Show diff"],
+        [8, "agent-2", "call_x", "agent-2 saw an older version · Show diff"],
+        // the whole-file view, at its first changed line
+        [9, "agent-1", "call_8", "agent-1 saw an older version of this file · Show diff"],
+      ],
     );
     assert.deepEqual(lensesFor(m.get("file:///ws"), "other.py"), []);
     assert.deepEqual(lensesFor(undefined, "cart.py"), []);
