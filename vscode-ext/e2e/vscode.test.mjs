@@ -747,6 +747,34 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   assert.ok(hookCommands.includes(`PYTHONPATH=${path.join(extensions, "fresh-ls.fresh-ls-")}`), `the hook has no bundled PYTHONPATH: ${hookCommands}`);
   log("Install Claude Code Hooks wrote the hooks, with the bundled sidecar's environment, to .claude/settings.json");
 
+  // ---- forget sessions older than N hours, then forget all ------------------------------------
+  // agent-0 reads, then (10 s later) agent-1: with 0.002 hours (7.2 s) only agent-0 is old.
+  harness("observe-old");
+  await page.waitForTimeout(10_000);
+  harness("observe");
+  await row(/^agent-0 · started/).first().waitFor({ state: "visible", timeout: 15_000 });
+  await row(/^agent-1 · started/).first().waitFor({ state: "visible", timeout: 15_000 });
+  await runCommand(page, "fresh-ls: Forget Sessions Older Than…");
+  const hoursInput = page.locator(".quick-input-widget input");
+  await hoursInput.waitFor({ state: "visible" });
+  await hoursInput.fill("0.002");
+  await hoursInput.press("Enter");
+  const oldDialog = page.locator(".monaco-dialog-box");
+  await oldDialog.waitFor({ state: "visible" });
+  await expectText(oldDialog, /Forget 1 agent session last active more than 0\.002 hours ago \(agent-0\)/);
+  await oldDialog.locator(".monaco-button", { hasText: /^Forget$/ }).click();
+  await waitFor("agent-0 to leave the panel", async () => (await row(/^agent-0/).count()) === 0, 15_000);
+  assert.deepEqual(Object.keys(harness("status")), ["agent-1"]);
+  log("Forget Sessions Older Than… 0.002 hours dropped agent-0 (read 10 s before) and kept agent-1");
+  await runCommand(page, "fresh-ls: Forget All Views");
+  const allDialog = page.locator(".monaco-dialog-box");
+  await allDialog.waitFor({ state: "visible" });
+  await expectText(allDialog, /Forget all 2 views of 1 agent session\?/);
+  await allDialog.locator(".monaco-button", { hasText: /^Forget All$/ }).click();
+  await panel.locator(".welcome-view-content").filter({ hasText: /No agent views yet/ }).first().waitFor({ state: "visible" });
+  assert.deepEqual(harness("status"), {});
+  log("Forget All Views emptied the panel");
+
   // ---- the first run's question is not asked again -------------------------------------------
   await page.reload({ waitUntil: "domcontentloaded" });
   await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });

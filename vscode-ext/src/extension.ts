@@ -17,6 +17,7 @@ import {
   EXTENSION_ID,
   openPlan,
   PanelModel,
+  sessionsOlderThan,
   WALKTHROUGH,
   type FolderState,
   type Node,
@@ -144,6 +145,8 @@ class Controller {
       reg(Commands.forgetView, (node?: Node) => this.forgetView(node)),
       reg(Commands.showLogs, () => this.output.show(true)),
       reg(Commands.openSettings, () => vscode.commands.executeCommand("workbench.action.openSettings", `@ext:${EXTENSION_ID}`)),
+      reg(Commands.forgetAll, () => this.forgetAll()),
+      reg(Commands.forgetOlderSessions, () => this.forgetOlderSessions()),
       reg(Commands.installClaudeHooks, (node?: Node) => this.installClaudeHooks(node)),
       reg(Commands.nextStaleChange, () => this.gutter.step(1)),
       reg(Commands.previousStaleChange, () => this.gutter.step(-1)),
@@ -631,6 +634,69 @@ class Controller {
       `fresh-ls: forgot ${result.forgotten} ${result.forgotten === 1 ? "view" : "views"} of ${picked.session}.`,
     );
     await this.refreshFolder(picked.folder);
+  }
+
+  /** Forgets whole sessions, by `fresh/forget` without view ids (one call per session:
+   * the server has no "forget everything" and needs none). */
+  private async forgetSessions(picked: { folder: string; session: string }[]): Promise<number> {
+    let forgotten = 0;
+    const folders = new Set<string>();
+    for (const p of picked) {
+      const server = this.servers.get(p.folder);
+      if (!server || server.state !== "running") continue;
+      forgotten += (await server.request(ClientMethods.forget, { session: p.session })).forgotten;
+      folders.add(p.folder);
+    }
+    for (const f of folders) await this.refreshFolder(f);
+    return forgotten;
+  }
+
+  private allSessions(): { folder: string; session: string }[] {
+    return this.model.list().flatMap((f) => (f.status?.sessions ?? []).map((s) => ({ folder: f.key, session: s.session })));
+  }
+
+  private async forgetAll(): Promise<void> {
+    const all = this.allSessions();
+    if (all.length === 0) {
+      void vscode.window.showInformationMessage("fresh-ls: no agent session has registered views.");
+      return;
+    }
+    const views = this.model.list().reduce((n, f) => n + (f.status?.sessions ?? []).reduce((m, s) => m + s.views, 0), 0);
+    const ok = await vscode.window.showWarningMessage(
+      `Forget all ${views} ${views === 1 ? "view" : "views"} of ${all.length} agent ${all.length === 1 ? "session" : "sessions"}? Their harnesses will have to register them again.`,
+      { modal: true },
+      "Forget All",
+    );
+    if (ok !== "Forget All") return;
+    const n = await this.forgetSessions(all);
+    void vscode.window.showInformationMessage(`fresh-ls: forgot ${n} ${n === 1 ? "view" : "views"} of ${all.length} ${all.length === 1 ? "session" : "sessions"}.`);
+  }
+
+  /** Sessions whose last read is older than the hours asked for (a fraction is fine). */
+  private async forgetOlderSessions(): Promise<void> {
+    const answer = await vscode.window.showInputBox({
+      title: "fresh-ls: Forget Sessions Older Than…",
+      prompt: "Forget every agent session whose last read is more than this many hours ago",
+      value: "24",
+      validateInput: (v) => (Number.isFinite(Number(v)) && Number(v) > 0 ? undefined : "a number of hours, more than 0"),
+    });
+    if (answer === undefined) return;
+    const hours = Number(answer);
+    const now = Date.now();
+    const old = this.model.list().flatMap((f) => sessionsOlderThan(f.views, now, hours).map((session) => ({ folder: f.key, session })));
+    if (old.length === 0) {
+      void vscode.window.showInformationMessage(`fresh-ls: no agent session is older than ${hours} ${hours === 1 ? "hour" : "hours"}.`);
+      return;
+    }
+    const names = old.map((o) => sessionLabel(o.session)).join(", ");
+    const ok = await vscode.window.showWarningMessage(
+      `Forget ${old.length} agent ${old.length === 1 ? "session" : "sessions"} last active more than ${hours} ${hours === 1 ? "hour" : "hours"} ago (${names})?`,
+      { modal: true },
+      "Forget",
+    );
+    if (ok !== "Forget") return;
+    const n = await this.forgetSessions(old);
+    void vscode.window.showInformationMessage(`fresh-ls: forgot ${old.length} old ${old.length === 1 ? "session" : "sessions"} (${n} ${n === 1 ? "view" : "views"}).`);
   }
 
   async dispose(): Promise<void> {

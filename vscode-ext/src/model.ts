@@ -44,6 +44,8 @@ export type Node =
   | { type: "folder"; folder: string }
   | { type: "message"; folder: string; text: string; tooltip?: string; icon: IconSpec }
   | { type: "session"; folder: string; session: string }
+  /** Sessions by how recently they last read something (shown when they span two or more). */
+  | { type: "recency"; folder: string; group: Recency }
   | { type: "file"; folder: string; path: string }
   /** `under: "file"`: the row sits under its file (grouped by file), not under its session. */
   | { type: "view"; folder: string; session: string; viewId: string; under?: "file" }
@@ -90,6 +92,8 @@ export const Commands = {
   openSettings: "freshLs.openSettings",
   getStarted: "freshLs.getStarted",
   installClaudeHooks: "freshLs.installClaudeHooks",
+  forgetAll: "freshLs.forgetAll",
+  forgetOlderSessions: "freshLs.forgetOlderSessions",
   nextStaleChange: "freshLs.nextStaleChange",
   previousStaleChange: "freshLs.previousStaleChange",
   focusPanel: "freshLs.views.focus",
@@ -244,6 +248,12 @@ export class PanelModel {
         return (this.files(node.folder).find((f) => f.path === node.path)?.views ?? []).map(
           ({ session, view }) => ({ type: "view", folder: node.folder, session, viewId: view.viewId, under: "file" }) as Node,
         );
+      case "recency": {
+        const f = this.folders.get(node.folder);
+        if (!f) return [];
+        return this.folderChildren(f, true)
+          .filter((n) => n.type === "session" && recencyOf(sessionTimes(f.views.get(n.session) ?? []).lastAt, this.now()) === node.group);
+      }
       case "session":
         return this.views(node.folder, node.session).map((v) => ({
           type: "view",
@@ -266,12 +276,12 @@ export class PanelModel {
     }
   }
 
-  private folderChildren(f: FolderState): Node[] {
-    const rows = this.stateChildren(f);
+  private folderChildren(f: FolderState, ungrouped = false): Node[] {
+    const rows = this.stateChildren(f, ungrouped);
     return f.restricted ? [restrictedRow(f.key), ...rows] : rows;
   }
 
-  private stateChildren(f: FolderState): Node[] {
+  private stateChildren(f: FolderState, ungrouped = false): Node[] {
     if (f.state === "failed") {
       return [
         {
@@ -298,6 +308,14 @@ export class PanelModel {
         : sessions
             .filter((s) => !this.options.onlyStale || this.views(f.key, s.session).length > 0)
             .map((s) => ({ type: "session", folder: f.key, session: s.session }) as Node);
+    if (this.options.groupBy !== "file" && !ungrouped) {
+      const groups = groupByRecency(
+        rows.map((r) => (r as { session: string }).session),
+        (session) => sessionTimes(f.views.get(session) ?? []).lastAt,
+        this.now(),
+      );
+      if (groups.length > 1) return groups.map((g) => ({ type: "recency", folder: f.key, group: g.group }) as Node);
+    }
     if (rows.length === 0 && this.options.onlyStale) {
       // Filtered down to nothing: say so, rather than the welcome text of an empty panel.
       return [{ type: "message", folder: f.key, text: "no stale views", tooltip: "Every view is fresh. “Show All Views” lists them.", icon: { id: "pass", color: "testing.iconPassed" } }];
@@ -320,6 +338,17 @@ export class PanelModel {
           icon: { id: "root-folder" },
           collapsible: "expanded",
           contextValue: "folder",
+        };
+      }
+      case "recency": {
+        const n = this.children(node).length;
+        return {
+          id: `recency:${node.folder}:${node.group}`,
+          label: RECENCY_LABELS[node.group],
+          description: `${n} ${n === 1 ? "session" : "sessions"}`,
+          icon: { id: node.group === "older" ? "history" : "clock" },
+          collapsible: node.group === "older" ? "collapsed" : "expanded",
+          contextValue: `recency.${node.group}`,
         };
       }
       case "message":
@@ -490,6 +519,50 @@ export function openPlan(view: StaleView, unitId?: string): OpenPlan {
   // A view with a definition gone (or ambiguous) but other lines still found: the diff shows both.
   if (!unit && (status === "deleted" || status === "ambiguous") && current) return { kind: "diff", select: current };
   return { kind: "observed" };
+}
+
+export type Recency = "hour" | "today" | "older";
+
+export const RECENCY_LABELS: Record<Recency, string> = {
+  hour: "Active in the last hour",
+  today: "Earlier today",
+  older: "Before today",
+};
+
+/** Which recency group a session's last read (seconds) falls in, by the local day. A session
+ * without a time (an older server's) counts as recent: nothing says it is old. */
+export function recencyOf(lastAt: number | undefined, nowMs: number): Recency {
+  if (lastAt === undefined) return "hour";
+  const ms = lastAt * 1000;
+  if (nowMs - ms < 3_600_000) return "hour";
+  const at = new Date(ms);
+  const now = new Date(nowMs);
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  return sameDay ? "today" : "older";
+}
+
+/** Sessions by recency group, newest group first, each keeping the given order; empty groups left out. */
+export function groupByRecency(
+  sessions: readonly string[],
+  lastAt: (session: string) => number | undefined,
+  nowMs: number,
+): { group: Recency; sessions: string[] }[] {
+  const order: Recency[] = ["hour", "today", "older"];
+  return order
+    .map((group) => ({ group, sessions: sessions.filter((s) => recencyOf(lastAt(s), nowMs) === group) }))
+    .filter((g) => g.sessions.length > 0);
+}
+
+/** Sessions whose last read is more than `hours` before `nowMs` (those without a time are
+ * never "old"): what "Forget Sessions Older Than…" drops. */
+export function sessionsOlderThan(views: ReadonlyMap<string, readonly StaleView[]>, nowMs: number, hours: number): string[] {
+  const cutoff = nowMs / 1000 - hours * 3600;
+  return Array.from(views.keys())
+    .filter((s) => {
+      const last = sessionTimes(views.get(s) ?? []).lastAt;
+      return last !== undefined && last < cutoff;
+    })
+    .sort(naturalCompare);
 }
 
 /** When a session started and last read something (its views' `observedAt`, seconds). */

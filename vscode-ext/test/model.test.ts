@@ -3,8 +3,11 @@ import { describe, it } from "node:test";
 import {
   Commands,
   currentRange,
+  groupByRecency,
   lensesFor,
   openPlan,
+  recencyOf,
+  sessionsOlderThan,
   PanelModel,
   naturalCompare,
   relativePath,
@@ -311,5 +314,53 @@ describe("filter and grouping", () => {
     assert.match(m.row(session).label, /^a · started \d\d:\d\d$/);
     assert.match(m.row(session).tooltip ?? "", /started .* · last read 7 minutes ago/);
     assert.match(m.row(view).tooltip ?? "", /read 7 minutes ago \(/);
+  });
+});
+
+describe("sessions by recency", () => {
+  const now = new Date(2026, 11, 4, 15, 30).getTime();
+  const at = (h: number, m: number, day = 4) => new Date(2026, 11, day, h, m).getTime() / 1000;
+  const viewAt = (viewId: string, observedAt: number): StaleView => ({ ...FRESH_INIT, viewId, observedAt });
+
+  it("groups by the last read: the last hour, earlier today, before today", () => {
+    assert.equal(recencyOf(at(15, 0), now), "hour");
+    assert.equal(recencyOf(at(9, 0), now), "today");
+    assert.equal(recencyOf(at(23, 0, 3), now), "older");
+    assert.equal(recencyOf(undefined, now), "hour");
+    const last: Record<string, number> = { a: at(15, 10), b: at(8, 0), c: at(10, 0, 1), d: at(15, 29) };
+    assert.deepEqual(groupByRecency(["a", "b", "c", "d"], (s) => last[s], now), [
+      { group: "hour", sessions: ["a", "d"] },
+      { group: "today", sessions: ["b"] },
+      { group: "older", sessions: ["c"] },
+    ]);
+  });
+
+  it("shows group rows only when the sessions span two groups", () => {
+    const m = new PanelModel(() => now);
+    m.upsert(folder());
+    const views = new Map([
+      ["new", [viewAt("v1", at(15, 20))]],
+      ["old", [viewAt("v2", at(9, 0, 2)), viewAt("v3", at(10, 0, 2))]],
+    ]);
+    m.setSnapshot("file:///ws", status([{ session: "new", views: 1, stale: 0 }, { session: "old", views: 2, stale: 0 }]), views);
+    const top = m.children();
+    assert.deepEqual(top.map((n) => (n.type === "recency" ? n.group : n.type)), ["hour", "older"]);
+    assert.equal(m.row(top[1]).label, "Before today");
+    assert.equal(m.row(top[1]).description, "1 session");
+    assert.deepEqual(m.children(top[1]).map((n) => (n.type === "session" ? n.session : n.type)), ["old"]);
+    // one group: no group rows
+    m.setSnapshot("file:///ws", status([{ session: "new", views: 1, stale: 0 }]), new Map([["new", views.get("new") ?? []]]));
+    assert.deepEqual(m.children().map((n) => n.type), ["session"]);
+  });
+
+  it("finds the sessions older than N hours by their last read", () => {
+    const views = new Map([
+      ["a", [viewAt("v1", at(15, 0)), viewAt("v2", at(9, 0))]], // last read half an hour ago
+      ["b", [viewAt("v3", at(9, 0))]],
+      ["c", [{ ...FRESH_INIT, observedAt: undefined }]], // no time: never "old"
+    ]);
+    assert.deepEqual(sessionsOlderThan(views, now, 1), ["b"]);
+    assert.deepEqual(sessionsOlderThan(views, now, 0.25), ["a", "b"]);
+    assert.deepEqual(sessionsOlderThan(views, now, 24), []);
   });
 });
