@@ -1041,6 +1041,34 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     log(`an edit saved in the editor: ${view.viewId} is changed (by the editor) in the panel`);
     await shot(page, "11-terminal-agent-stale.png");
 
+    // ---- a kept port taken by another process: the proxies move, and the extension names the
+    // terminal that still holds the old URL and relaunches it on request ------------------------
+    await runCommand(page, "fresh-ls: Stop Routing Terminal Agents Through the Proxy");
+    await waitFor("the proxy to stop", () => !fs.existsSync(record), 30_000);
+    const squatter = net.createServer();
+    await new Promise((resolve, reject) => {
+      squatter.once("error", reject);
+      squatter.listen(kept.anthropicPort, "127.0.0.1", resolve);
+    });
+    try {
+      await runCommand(page, "fresh-ls: Route Agents in New Terminals Through the Proxy");
+      const moved = page.locator(".notification-toast", { hasText: "had to move to other ports" }).first();
+      await moved.waitFor({ state: "visible", timeout: 60_000 });
+      await expectText(moved, /Terminal “[^”]+” still points at the old ones/);
+      const movedUrl = JSON.parse(fs.readFileSync(record, "utf8")).url;
+      assert.notEqual(movedUrl, proxyUrl);
+      await shot(page, "10b-ports-moved.png");
+      await moved.locator(".monaco-button", { hasText: "Relaunch Terminal" }).click();
+      await page.waitForTimeout(3000);
+      await runCommand(page, "Terminal: Focus Terminal");
+      await typeInTerminal(page, `env > '${out}/env-relaunched.txt'`);
+      await waitFor("the relaunched terminal's environment", () => fs.existsSync(path.join(out, "env-relaunched.txt")), 30_000);
+      assert.equal(envFile(path.join(out, "env-relaunched.txt")).ANTHROPIC_BASE_URL, movedUrl, "the relaunched terminal does not hold the new URL");
+      log(`a kept port in use: the proxies moved to ${movedUrl}; the open terminal was named and, relaunched, holds the new URL`);
+    } finally {
+      squatter.close();
+    }
+
     // ---- turned off: the proxy stops, new terminals get their own environment back ---------
     await runCommand(page, "fresh-ls: Stop Routing Terminal Agents Through the Proxy");
     await waitFor("the proxy to stop", () => !fs.existsSync(record), 30_000);

@@ -191,6 +191,10 @@ export class FolderServer {
     });
     try {
       await client.start();
+      // A server that exited during initialize (say, another took the root meanwhile: it
+      // exits 3) leaves start() resolved and the client stopped: a failed try, so recovery
+      // goes on and attaches to the one that runs.
+      if (!client.isRunning()) throw new Error("it stopped before it served (another server may hold the root)");
       // The server writes its endpoint before it serves stdio, so it is there by now.
       const ep = await readEndpoint(this.endpointFile());
       this.childPid = this.attached ? undefined : ep?.pid;
