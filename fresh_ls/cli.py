@@ -283,6 +283,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="stop when standard input closes (for a parent that holds a pipe)",
     )
+    for shape in ("anthropic", "openai"):
+        proxies.add_argument(
+            f"--{shape}-port",
+            type=_port,
+            default=0,
+            help=f"port on 127.0.0.1 of the {shape} proxy (default: free); with "
+            f"${PROXY_SECRET_VARIABLE}, the same base URLs as a run before",
+        )
     proxies.set_defaults(func=cmd_proxies)
 
     mcp = sub.add_parser(
@@ -639,13 +647,29 @@ def _upstreams(args: argparse.Namespace) -> tuple[str, str]:
     return anthropic, openai
 
 
+#: The base URLs' secret for ``proxies`` (a variable, not an argument: other users of the
+#: machine can read a process's arguments, not its environment).
+PROXY_SECRET_VARIABLE = "FRESH_LS_PROXY_SECRET"
+
+
 def cmd_proxies(args: argparse.Namespace) -> int:
     import asyncio
+    import errno
+    import re
 
     from fresh_ls.client import FreshClientError
     from fresh_ls.proxy.serve import serve_pair
 
     anthropic, openai = _upstreams(args)
+    # Read once and dropped: a server the proxies start does not inherit it.
+    secret = os.environ.pop(PROXY_SECRET_VARIABLE, None) or None
+    if secret is not None and not re.fullmatch(r"[A-Za-z0-9_-]{16,}", secret):
+        print(
+            f"fresh-ls proxies: ${PROXY_SECRET_VARIABLE} must be at least 16 characters of "
+            "A-Z a-z 0-9 _ -; unset it for a new secret",
+            file=sys.stderr,
+        )
+        return 2
     try:
         return asyncio.run(
             serve_pair(
@@ -656,11 +680,22 @@ def cmd_proxies(args: argparse.Namespace) -> int:
                 fail_open=args.fail_open,
                 exit_with_stdin=args.exit_with_stdin,
                 also=tuple(args.also),
+                ports=(args.anthropic_port, args.openai_port),
+                secret=secret,
             )
         )
     except FreshClientError as exc:
         print(f"fresh-ls {args.command}: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        print(
+            f"fresh-ls {args.command}: a port asked for is in use on 127.0.0.1 "
+            f"({exc.strerror or exc}); give others, or 0 for free ones",
+            file=sys.stderr,
+        )
+        return 3
     except KeyboardInterrupt:
         return 0
 

@@ -20,6 +20,7 @@ from typing import Any, TypedDict, Unpack
 
 from fresh_ls import statedir
 from fresh_ls.proxy import agent_routes
+from fresh_ls.proxy.access import Access
 from fresh_ls.proxy.app import Proxy, status_of
 from fresh_ls.proxy.limits import GuardedSite, Limits
 
@@ -68,6 +69,9 @@ class ProxyOptions(TypedDict, total=False):
     #: ``--also`` folders: their files are tracked too
     also: tuple[Path, ...]
     limits: Limits | None  # default: Limits()
+    #: the base URL's secret (default: a new one per run); an editor that keeps a proxy's
+    #: URL across restarts (terminals opened earlier still hold it) passes its own
+    secret: str | None
 
 
 @contextlib.asynccontextmanager
@@ -97,6 +101,7 @@ async def running_proxy(
         agent_cwd=options.get("agent_cwd"),
         also=options.get("also", ()),
         limits=options.get("limits"),
+        access=Access(secret=secret) if (secret := options.get("secret")) else None,
     )
     await proxy.start()
     runner = proxy.runner()
@@ -173,10 +178,13 @@ async def running_pair(
     fail_open: bool = False,
     agent_cwd: str | None = None,
     also: tuple[Path, ...] = (),
+    ports: tuple[int, int] = (0, 0),
+    secret: str | None = None,
 ) -> AsyncIterator[tuple[str, str, tuple[Proxy, Proxy]]]:
     """Two proxies of one fresh-ls client, one per request shape's upstream (Anthropic, then
     OpenAI): yields their base URLs and the proxies. Both records (``proxy.json``,
-    ``proxy-openai.json``) go when it ends."""
+    ``proxy-openai.json``) go when it ends. ``ports`` (0: a free one) and ``secret``
+    (default: a new one each) let a caller keep both base URLs across restarts."""
     client = await connect_server(root.resolve(), state_dir, also)
     shared = _Shared(client)
 
@@ -193,6 +201,8 @@ async def running_pair(
                 connect=connect,
                 agent_cwd=agent_cwd,
                 also=also,
+                port=ports[0],
+                secret=secret,
             ) as (_a, anthropic_url),
             running_proxy(
                 root,
@@ -203,6 +213,8 @@ async def running_pair(
                 record_name="proxy-openai.json",
                 agent_cwd=agent_cwd,
                 also=also,
+                port=ports[1],
+                secret=secret,
             ) as (_o, openai_url),
         ):
             yield anthropic_url, openai_url, (_a, _o)
@@ -280,6 +292,8 @@ async def serve_pair(
     fail_open: bool = False,
     exit_with_stdin: bool = False,
     also: tuple[Path, ...] = (),
+    ports: tuple[int, int] = (0, 0),
+    secret: str | None = None,
 ) -> int:
     """``fresh-ls proxies``: the two proxies of ``fresh-ls run``, without a command, until
     SIGTERM or SIGINT (or, with ``exit_with_stdin``, until standard input closes: an editor
@@ -294,6 +308,8 @@ async def serve_pair(
         state_dir=state_dir,
         fail_open=fail_open,
         also=also,
+        ports=ports,
+        secret=secret,
     ) as (anthropic_url, openai_url, _proxies):
         line = {
             "anthropic": anthropic_url,

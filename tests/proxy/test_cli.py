@@ -222,3 +222,56 @@ def test_run_in_a_subfolder_protects_the_whole_repository(workspace: Path, start
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines()[0].startswith(f"fresh-ls run: root {plain} (the current")
+
+
+def test_proxies_keep_their_base_urls_across_runs(workspace: Path, start_model) -> None:
+    """Given the ports and the secret of a run before (as the editor's terminal proxy keeps
+    them), `fresh-ls proxies` serves the same base URLs again; a port in use is one line on
+    stderr and exit 3, so the caller can pick others."""
+    model = start_model([])
+    secret = "s3cret-of-the-editor_0123"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FRESH_LS_PROXY_SECRET": secret}
+
+    def run(*ports: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "fresh_ls", "proxies", "--root", str(workspace),
+             "--anthropic-upstream", model.url, "--openai-upstream", model.url + "/v1",
+             "--exit-with-stdin", *ports],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env,
+        )  # fmt: skip
+
+    first = run()
+    try:
+        assert first.stdout is not None and first.stdin is not None
+        urls = json.loads(first.stdout.readline())
+        assert urls["anthropic"].endswith("/fresh-" + secret)
+        a_port = urls["anthropic"].rsplit(":", 1)[1].split("/")[0]
+        o_port = urls["openai"].rsplit(":", 1)[1].split("/")[0]
+        ports = ("--anthropic-port", a_port, "--openai-port", o_port)
+        busy = run(*ports)  # the first run holds them
+        assert busy.wait(timeout=60) == 3
+        assert busy.stderr is not None and "in use" in busy.stderr.read()
+        _reap(busy)
+        first.stdin.close()
+        assert first.wait(timeout=30) == 0
+    finally:
+        _reap(first)
+    again = run(*ports)
+    try:
+        assert again.stdout is not None
+        same = json.loads(again.stdout.readline())
+        assert (same["anthropic"], same["openai"]) == (urls["anthropic"], urls["openai"])
+        _post(same["anthropic"] + "/v1/messages", {"model": "m", "messages": []})
+        assert [r.path for r in model.records] == ["/v1/messages"]
+    finally:
+        _reap(again)
+
+
+def test_proxies_refuse_a_weak_secret(workspace: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "fresh_ls", "proxies", "--root", str(workspace)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO), "FRESH_LS_PROXY_SECRET": "short"},
+    )  # fmt: skip
+    assert done.returncode == 2 and "FRESH_LS_PROXY_SECRET" in done.stderr

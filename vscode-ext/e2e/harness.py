@@ -2,6 +2,9 @@
 started (through ``<root>/.fresh-ls/endpoint.json``) the way any harness would.
 
     python harness.py ROOT observe   # agent-1 reads Cart.total (call_7) and Cart.__init__ (call_3)
+    python harness.py ROOT observe-old   # agent-0 reads line 1 (old_1)
+    python harness.py ROOT observe-file  # agent-1 reads the whole of cart.py (call_5)
+    python harness.py ROOT forget-file   # and forgets it
     python harness.py ROOT observe-ts  # agent-1 reads lines 1-3 of price.ts (call_9)
     python harness.py ROOT hold      # one connection kept open: a stale answer per stdin line
     python harness.py ROOT stale     # prints agent-1's stale views as JSON
@@ -34,6 +37,14 @@ def main() -> int:
         elif action == "observe-ts":
             # lines 1-3 of a four-line function: a fragment no TypeScript parser accepts
             out = [fresh.observe("agent-1", "price.ts", view_id="call_9", first_line=1, last_line=3)]
+        elif action == "observe-old":
+            # another session, to be "old" once some seconds have passed
+            out = [fresh.observe("agent-0", "cart.py", view_id="old_1", first_line=1, last_line=1)]
+        elif action == "observe-file":
+            # the whole file, as it is now (a file-level view: no lines given)
+            out = [fresh.observe("agent-1", "cart.py", view_id="call_5")]
+        elif action == "forget-file":
+            out = fresh.forget("agent-1", view_ids=["call_5"])
         elif action == "stale":
             out = fresh.stale("agent-1")
         elif action == "status":

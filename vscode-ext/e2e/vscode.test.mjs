@@ -359,6 +359,29 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   log("git status and the Explorer show nothing of .fresh-ls/");
   await shot(page, "01-workbench.png");
 
+  // ---- the first run: one question, to route terminal agents through fresh-ls -----------------
+  const prompt = page.locator(".notification-toast", { hasText: "route the agents you start in VS Code terminals" }).first();
+  await prompt.waitFor({ state: "visible", timeout: 30_000 });
+  await prompt.locator(".monaco-button", { hasText: "Route Terminal Agents" }).waitFor({ state: "visible" });
+  await shot(page, "00-first-run.png");
+  await prompt.locator(".monaco-button", { hasText: "Not Now" }).click();
+  await prompt.waitFor({ state: "hidden" });
+  log("the first run asks whether to route terminal agents through fresh-ls (answered: Not Now)");
+
+  // ---- the empty panel offers the three ways in, as buttons -----------------------------------
+  await page.locator(".statusbar-item", { hasText: /fresh-ls/ }).first().click();
+  const welcome = page.locator(".pane .welcome-view-content").first();
+  await welcome.waitFor({ state: "visible", timeout: 30_000 });
+  for (const label of ["Route Terminal Agents Through fresh-ls", "Install Claude Code Hooks", "Connect a Harness"]) {
+    const button = welcome.locator(".monaco-button", { hasText: label }).first();
+    await button.waitFor({ state: "visible" });
+    const fits = await button.evaluate((b) => b.scrollWidth <= b.clientWidth + 1);
+    assert.ok(fits, `the button “${label}” is cut off`);
+  }
+  await page.mouse.move(0, 0);
+  const emptyShot = await shot(page, "01b-empty-panel.png");
+  log("the empty panel offers: route terminal agents, install Claude Code hooks, connect a harness");
+
   const observed = harness("observe");
   assert.equal(observed[0].status, "fresh");
   assert.equal(observed[0].units[0].name, "Cart.total");
@@ -370,10 +393,11 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await statusItem.click();
   const panel = page.locator(".pane", { has: page.locator(".pane-header", { hasText: /agent views/i }) });
   const row = (text) => panel.locator(".monaco-list-row", { hasText: text });
-  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
-  // When it was read (observedAt, a moment ago).
-  await expectText(row("fresh · call_7"), /cart\.py lines 8-10 · read just now/);
-  log("panel shows call_7 as fresh, read just now");
+  // Rows lead with file:lines, then status and age (the view's id is in the tooltip).
+  await row(/cart\.py:8-10\s*fresh/).waitFor({ state: "visible", timeout: 30_000 });
+  await expectText(row(/cart\.py:8-10\s*fresh/), /cart\.py:8-10\s*fresh · read just now/);
+  await row(/^agent-1 · started \d\d:\d\d/).first().waitFor({ state: "visible" });
+  log("panel shows agent-1 · started HH:MM, its view cart.py:8-10 fresh, read just now");
   // A wider side bar, so the rows' descriptions fit in the screenshots.
   const sidebar = await page.locator(".part.sidebar").boundingBox();
   if (sidebar) {
@@ -386,10 +410,10 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- an edit on disk that nobody reports: the server's watcher sees it ---------------------
   fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
-  const changedRow = row("changed · call_7");
+  const changedRow = row(/cart\.py:8-10\s*changed/);
   await changedRow.waitFor({ state: "visible", timeout: 30_000 });
-  await expectText(changedRow, /cart\.py lines 8-10/);
-  await row("fresh · call_3").waitFor({ state: "visible" });
+  await expectText(changedRow, /cart\.py:8-10\s*changed · read just now/);
+  await row(/cart\.py:5-6\s*fresh/).waitFor({ state: "visible" });
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
   const stale = harness("stale");
   assert.equal(stale.views.find((v) => v.viewId === "call_7").status, "changed");
@@ -402,11 +426,15 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.keyboard.press("Control+Shift+E");
   const cartRow = page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first();
   await cartRow.waitFor({ state: "visible" });
-  await waitFor("the Explorer's decoration on cart.py", () =>
-    cartRow.evaluate((el) =>
-      [el, ...el.querySelectorAll("*")].some((n) => /"1"/.test(getComputedStyle(n, "::after").content)),
-    ), 15_000);
-  log("the Explorer decorates cart.py with 1");
+  // Its own letter, S, in its own colour (freshLs.staleForeground, dark default #b392f0): not
+  // a count in the warning colour, which reads as problems (light default #8250df).
+  const badge = await waitFor("the Explorer's decoration on cart.py", () =>
+    cartRow.evaluate((el) => {
+      const n = [el, ...el.querySelectorAll("*")].find((e) => /"S"/.test(getComputedStyle(e, "::after").content));
+      return n ? { color: getComputedStyle(n, "::after").color, title: [el, ...el.querySelectorAll("[title]")].map((e) => e.getAttribute("title") ?? "").join(" | ") } : false;
+    }), 15_000);
+  assert.ok(["rgb(179, 146, 240)", "rgb(130, 80, 223)"].includes(badge.color), `the letter is not in fresh-ls's colour: ${badge.color}`);
+  log(`the Explorer decorates cart.py with S in fresh-ls's colour (${badge.color})`);
   await statusItem.click();
   await changedRow.waitFor({ state: "visible" });
   await page.mouse.move(0, 0);
@@ -414,19 +442,19 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- the view title: only stale, group by file, and back ------------------------------------
   await titleAction(page, panel, "Show Only Stale Views");
-  await waitFor("call_3 (fresh) to leave the filtered panel", async () => (await row("fresh · call_3").count()) === 0, 15_000);
+  await waitFor("call_3 (fresh) to leave the filtered panel", async () => (await row(/cart\.py:5-6\s*fresh/).count()) === 0, 15_000);
   await changedRow.waitFor({ state: "visible" });
   await titleAction(page, panel, "Show All Views");
-  await row("fresh · call_3").waitFor({ state: "visible" });
+  await row(/cart\.py:5-6\s*fresh/).waitFor({ state: "visible" });
   await titleAction(page, panel, "Group Views by File");
   const fileRow = row("2 views · 1 stale · 1 session");
   await fileRow.waitFor({ state: "visible" });
   await expectText(fileRow, /cart\.py/);
-  await expectText(changedRow, /agent-1 · lines 8-10/);
+  await expectText(changedRow, /changed · agent-1 · read/);
   await shot(page, "02c-by-file.png");
   await titleAction(page, panel, "Group Views by Session");
-  await row(/^agent-1/).first().waitFor({ state: "visible" });
-  await expectText(changedRow, /cart\.py lines 8-10/);
+  await row(/^agent-1 · started/).first().waitFor({ state: "visible" });
+  await expectText(changedRow, /cart\.py:8-10\s*changed/);
   log("view title: only stale hides the fresh view, group by file lists cart.py with both views");
 
   // ---- a row's inline action: Copy Marker ------------------------------------------------------
@@ -440,16 +468,32 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await hover.waitFor({ state: "visible", timeout: 15_000 });
   await expectText(hover, /diff: \+1 line −1 line in 1 hunk/);
   await expectText(hover, /changed by a write no client reported/);
+  await expectText(hover, /view call_7 of session agent-1/);
   await shot(page, "02b-tooltip.png");
   await page.mouse.move(700, 500);
   await page.keyboard.press("Escape");
 
   // ---- CodeLens on the definition in the editor ----------------------------------------------
   await quickOpen(page, "cart.py");
-  const lens = page.locator(".codelens-decoration", { hasText: "agent agent-1 saw an older version · Show diff" });
+  const lens = page.locator(".codelens-decoration", { hasText: "agent-1 saw an older version · Show diff" });
   await lens.first().waitFor({ state: "visible", timeout: 30_000 });
   log("CodeLens shown on Cart.total");
   await shot(page, "03-codelens.png");
+  // A second view, of the whole file, goes stale too: each stale view gets its own lens (a
+  // file-level one at its first changed line).
+  harness("observe-file");
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("RATE = 10", "RATE = 11").replace("quantity * RATE", "quantity * RATE * 2"));
+  const fileLens = page.locator(".codelens-decoration", { hasText: "agent-1 saw an older version of this file · Show diff" });
+  await fileLens.first().waitFor({ state: "visible", timeout: 30_000 });
+  await lens.first().waitFor({ state: "visible" });
+  assert.equal(await page.locator(".codelens-decoration", { hasText: /saw an older version/ }).count(), 2);
+  await page.locator(".statusbar-item", { hasText: "2 stale" }).first().waitFor({ state: "visible", timeout: 15_000 });
+  await shot(page, "03a-two-lenses.png");
+  log("two stale views of cart.py, two lenses: the method's (line 8) and the whole file's (line 1)");
+  harness("forget-file");
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
+  await fileLens.first().waitFor({ state: "hidden", timeout: 15_000 });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 15_000 });
   // The gutter marks the line that changed since agent-1 read it, and only that one.
   const changedLine = CART.split("\n").findIndex((l) => l.includes("quantity * RATE")) + 1;
   await waitFor(`the gutter mark on line ${changedLine}`, async () => JSON.stringify(await gutterLines(page)) === JSON.stringify([changedLine]), 15_000)
@@ -457,6 +501,30 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
       throw new Error(`${err.message}; marked: ${JSON.stringify(await gutterLines(page))}`);
     });
   log(`the gutter marks line ${changedLine}`);
+  // The end of the first changed line says who saw an older version and who changed it.
+  const eol = "agent-1 saw an older version · changed outside the editor";
+  await waitFor("the end-of-line text", async () => (await editorTexts(page)).some((t) => t.includes(eol)), 15_000)
+    .catch(async (err) => {
+      throw new Error(`${err.message}; texts: ${JSON.stringify((await editorTexts(page)).filter((t) => /saw|RATE/.test(t)))}`);
+    });
+  log(`the end of line ${changedLine} says “${eol}”`);
+  // A hover anywhere over the changed line (the decoration covers it, not a zero-width spot).
+  const lineHover = page.locator(".monaco-hover", { hasText: "saw an older version of this line" }).first();
+  await page.mouse.move(...(await centerOf(page.locator(".monaco-editor .view-line", { hasText: "subtotal = quantity" }).first(), 0.5)));
+  await lineHover.waitFor({ state: "visible", timeout: 15_000 });
+  await expectText(lineHover, /fresh-ls: An agent saw an older version of this line: agent-1 \(call_7\)\. Changed by a write no client reported/);
+  const hoverShot = await shot(page, "03c-hover.png");
+  log("hovering the changed line shows who saw it and who changed it");
+  await page.keyboard.press("Escape");
+  // Go to Next / Previous Stale Change, by their default keys (Ctrl+F6, Ctrl+Shift+F6).
+  await page.locator(".monaco-editor .view-lines", { hasText: "class Cart" }).first().click();
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.press("Control+F6");
+  await page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${changedLine}, Col 9`) }).first().waitFor({ state: "visible", timeout: 10_000 });
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Control+Shift+F6");
+  await page.locator(".statusbar-item", { hasText: new RegExp(`Ln ${changedLine}, Col 9`) }).first().waitFor({ state: "visible", timeout: 10_000 });
+  log(`Ctrl+F6 and Ctrl+Shift+F6 go to the stale change on line ${changedLine}`);
   // The README's picture of the marks: the Explorer's decoration beside the editor's gutter.
   await page.keyboard.press("Control+Shift+E");
   await page.locator(".explorer-folders-view .monaco-list-row", { hasText: "cart.py" }).first().waitFor({ state: "visible" });
@@ -481,7 +549,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   // ---- clicking the changed view opens the diff ---------------------------------------------
   // Open the view's node first, so the panel shows its unit (the method) too.
   await changedRow.locator(".monaco-tl-twistie").click();
-  await row("changed · method Cart.total").waitFor({ state: "visible" });
+  await row(/method Cart\.total\s*changed/).waitFor({ state: "visible" });
   await changedRow.locator(".label-name").click();
   const diff = page.locator(".monaco-diff-editor").first();
   await diff.waitFor({ state: "visible", timeout: 30_000 });
@@ -495,6 +563,14 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.waitForTimeout(500);
   log("diff editor open: observed text on the left, the file on disk on the right");
   const final = await shot(page, "04-diff.png");
+  // The open diff follows the file: an edit outside the view shows on both sides (no
+  // difference there), one inside it on the right only.
+  fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("RATE = 10", "RATE = 12").replace("quantity * RATE", "quantity * RATE * 3"));
+  await expectText(modified, /subtotal = quantity \* RATE \* 3/);
+  await expectText(original, /RATE = 12/);
+  await expectText(original, /subtotal = quantity \* RATE(?! \*)/);
+  assert.doesNotMatch(await original.innerText(), /RATE = 10/);
+  log("the open diff updated in place: the outside edit on both sides, the view's old line on the left");
 
   // ---- Show Projection -----------------------------------------------------------------------
   await runCommand(page, "fresh-ls: Show Projection");
@@ -526,19 +602,52 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await expectText(page.locator(".settings-editor .settings-header"), /@ext:fresh-ls\.fresh-ls/);
   log("the view title's Show Logs opens the output, its gear the extension's settings");
   await runCommand(page, "fresh-ls: Get Started");
-  const walkthrough = page.locator(".gettingStartedContainer");
+  const walkthrough = page.locator(".gettingStartedContainer", { hasText: "Get started with fresh-ls" });
   await expectText(walkthrough, /Get started with fresh-ls/);
   await expectText(walkthrough, /The sidecar runs by itself/);
   await expectText(walkthrough, /Agents in VS Code terminals/);
+  // What it says of the status bar is what the status bar shows (running, one stale view).
+  await expectText(walkthrough, /The status bar shows\s*✓ fresh-ls\s*while it runs, and the count of stale views \(\s*1 stale\s*\)/).catch(async (err) => {
+    const all = await page.locator(".gettingStartedContainer").evaluateAll((els) => els.map((e) => e.innerText.slice(0, 600)));
+    throw new Error(`${err.message}; containers: ${JSON.stringify(all)}`);
+  });
+  await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
+  let buttons = 0;
+  for (const b of await walkthrough.locator(".monaco-button").all()) {
+    if (!(await b.isVisible())) continue;
+    const { fits, text } = await b.evaluate((el) => ({ fits: el.scrollWidth <= el.clientWidth + 1, text: el.textContent }));
+    assert.ok(fits, `the walkthrough's button “${text}” is cut off at 1500 px`);
+    buttons += 1;
+  }
+  assert.ok(buttons > 0, "no walkthrough button was visible to measure");
   await page.mouse.move(0, 0);
   await page.waitForTimeout(500);
   const walkthroughShot = await shot(page, "05b-walkthrough.png");
   log("fresh-ls: Get Started opens the walkthrough");
 
-  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [walkthroughShot, "walkthrough.png"]]) {
+  for (const [from, to] of [[panelShot, "panel.png"], [final, "diff.png"], [decorationsShot, "decorations.png"], [hoverShot, "hover.png"], [walkthroughShot, "walkthrough.png"], [emptyShot, "empty-panel.png"]]) {
     fs.copyFileSync(from, path.join(EXT_DIR, "media", to));
   }
   log("copied the panel, diff, decorations and walkthrough screenshots to media/");
+
+  // The keys of Go to Next / Previous Stale Change are bound to nothing else by default.
+  await runCommand(page, "Preferences: Open Default Keyboard Shortcuts (JSON)");
+  await page.locator(".tab.active", { hasText: /keybindings/i }).first().waitFor({ state: "visible", timeout: 15_000 });
+  await page.locator(".editor-instance .monaco-editor .view-lines").last().click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Control+C");
+  const defaults = await waitFor("the default keybindings on the clipboard", async () => {
+    const text = await page.evaluate(() => navigator.clipboard.readText());
+    return text.includes("freshLs.nextStaleChange") ? text : false;
+  }, 10_000);
+  fs.writeFileSync(path.join(ARTIFACTS, "default-keybindings.json"), defaults);
+  const manifestKeys = JSON.parse(fs.readFileSync(path.join(EXT_DIR, "package.json"), "utf8")).contributes.keybindings;
+  for (const { key, command } of manifestKeys) {
+    const bound = [...defaults.matchAll(/"key":\s*"([^"]+)",\s*"command":\s*"([^"]+)"/g)].filter((m) => m[1] === key).map((m) => m[2]);
+    assert.deepEqual(bound, [command], `${key} is bound by default to ${bound.join(", ")}`);
+  }
+  await page.keyboard.press("Control+W");
+  log(`${manifestKeys.map((k) => k.key).join(" and ")} are bound to nothing else by default`);
 
   // ---- a settings change restarts the server; a missing fresh_ls says how to fix it --------
   const noPkg = path.join(state.tmp, "python-without-fresh-ls");
@@ -564,7 +673,7 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   state.serverPid = JSON.parse(fs.readFileSync(endpointFile, "utf8")).pid;
   assert.notEqual(state.serverPid, firstPid);
   // The views were stored by the first sidecar (SQLite) and come back with the new one.
-  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await row(/cart\.py:8-10\s*changed/).waitFor({ state: "visible", timeout: 30_000 });
   assert.ok((environOf(state.serverPid).PYTHONPATH ?? "").startsWith(extensions));
   log(`"Use Bundled Sidecar": a new bundled sidecar (pid ${state.serverPid}) serves the stored views`);
 
@@ -591,8 +700,14 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(harness("stale").views.find((v) => v.viewId === "call_7").status, "changed");
   log(`SIGKILLed the sidecar: restarted (pid ${state.serverPid}) with its views`);
+  // The expected reconnect is one plain line, not the language client's error.
+  const channelLog = fs.readdirSync(path.join(state.tmp, "user-data", "logs"), { recursive: true }).find((f) => String(f).endsWith("fresh-ls.log"));
+  const channelText = fs.readFileSync(path.join(state.tmp, "user-data", "logs", String(channelLog)), "utf8");
+  assert.match(channelText, /\[Info {2}- [^\]]+\] the connection to the sidecar closed; fresh-ls reconnects by itself/);
+  assert.doesNotMatch(channelText, /Server will not be restarted/);
+  log("the log says the connection closed and fresh-ls reconnects, in one Info line");
   // The row expanded before the restarts is expanded still.
-  await row("changed · method Cart.total").waitFor({ state: "visible", timeout: 15_000 });
+  await row(/method Cart\.total\s*changed/).waitFor({ state: "visible", timeout: 15_000 });
   held.stdin.write("stale\n");
   const after = JSON.parse(await heldLines.next());
   assert.equal(after.views.find((v) => v.viewId === "call_7").status, "changed");
@@ -601,8 +716,8 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
 
   // ---- a row's inline action: Forget View (one view, no question) ----------------------------
   await statusItem.click();
-  await rowAction(row("fresh · call_3"), "Forget View");
-  await waitFor("call_3 to leave the panel", async () => (await row("fresh · call_3").count()) === 0, 15_000);
+  await rowAction(row(/cart\.py:5-6\s*fresh/), "Forget View");
+  await waitFor("call_3 to leave the panel", async () => (await row(/cart\.py:5-6\s*fresh/).count()) === 0, 15_000);
   assert.deepEqual(harness("stale").views.map((v) => v.viewId), ["call_7"]);
   log("Forget View dropped call_3 alone");
 
@@ -621,6 +736,52 @@ test("the panel shows a changed view and its diff in a real VS Code", { timeout:
   assert.deepEqual(harness("stale").views, []);
   log("Forget Session dropped agent-1's views; the panel shows its welcome text");
   await shot(page, "07-forgotten.png");
+
+  // ---- the empty panel's Install Claude Code Hooks: the folder's .claude/settings.json -------
+  await panel.locator(".welcome-view-content .monaco-button", { hasText: "Install Claude Code Hooks" }).first().click();
+  await page.locator(".notification-toast", { hasText: "Claude Code hooks installed" }).first().waitFor({ state: "visible", timeout: 30_000 });
+  const claudeSettings = JSON.parse(fs.readFileSync(path.join(ws, ".claude", "settings.json"), "utf8"));
+  const hookCommands = JSON.stringify(claudeSettings.hooks);
+  assert.match(hookCommands, /-P -m fresh_ls hook claude-code/);
+  // The bundled sidecar's hook carries its environment, so Claude Code can run it as it is.
+  assert.ok(hookCommands.includes(`PYTHONPATH=${path.join(extensions, "fresh-ls.fresh-ls-")}`), `the hook has no bundled PYTHONPATH: ${hookCommands}`);
+  log("Install Claude Code Hooks wrote the hooks, with the bundled sidecar's environment, to .claude/settings.json");
+
+  // ---- forget sessions older than N hours, then forget all ------------------------------------
+  // agent-0 reads, then (10 s later) agent-1: with 0.002 hours (7.2 s) only agent-0 is old.
+  harness("observe-old");
+  await page.waitForTimeout(10_000);
+  harness("observe");
+  await row(/^agent-0 · started/).first().waitFor({ state: "visible", timeout: 15_000 });
+  await row(/^agent-1 · started/).first().waitFor({ state: "visible", timeout: 15_000 });
+  await runCommand(page, "fresh-ls: Forget Sessions Older Than…");
+  const hoursInput = page.locator(".quick-input-widget input");
+  await hoursInput.waitFor({ state: "visible" });
+  await hoursInput.fill("0.002");
+  await hoursInput.press("Enter");
+  const oldDialog = page.locator(".monaco-dialog-box");
+  await oldDialog.waitFor({ state: "visible" });
+  await expectText(oldDialog, /Forget 1 agent session last active more than 0\.002 hours ago \(agent-0\)/);
+  await oldDialog.locator(".monaco-button", { hasText: /^Forget$/ }).click();
+  await waitFor("agent-0 to leave the panel", async () => (await row(/^agent-0/).count()) === 0, 15_000);
+  assert.deepEqual(Object.keys(harness("status")), ["agent-1"]);
+  log("Forget Sessions Older Than… 0.002 hours dropped agent-0 (read 10 s before) and kept agent-1");
+  await runCommand(page, "fresh-ls: Forget All Views");
+  const allDialog = page.locator(".monaco-dialog-box");
+  await allDialog.waitFor({ state: "visible" });
+  await expectText(allDialog, /Forget all 2 views of 1 agent session\?/);
+  await allDialog.locator(".monaco-button", { hasText: /^Forget All$/ }).click();
+  await panel.locator(".welcome-view-content").filter({ hasText: /No agent views yet/ }).first().waitFor({ state: "visible" });
+  assert.deepEqual(harness("status"), {});
+  log("Forget All Views emptied the panel");
+
+  // ---- the first run's question is not asked again -------------------------------------------
+  await page.reload({ waitUntil: "domcontentloaded" });
+  await page.locator(".monaco-workbench").waitFor({ state: "visible", timeout: 60_000 });
+  await page.locator(".statusbar-item", { hasText: /fresh-ls/ }).first().waitFor({ state: "visible", timeout: 60_000 });
+  await page.waitForTimeout(4000);
+  assert.equal(await page.locator(".notification-toast", { hasText: "route the agents you start" }).count(), 0, "the first-run question came back");
+  log("after a reload, the first-run question is not asked again");
 });
 
 /** A server the harness starts itself (`fresh-ls serve --listen`), before or after the
@@ -655,7 +816,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   let harnessServer;
   // No polling: whatever the panel shows comes from the server's pushes and state changes.
   const { page, ws } = await launchWorkbench("attached", {
-    settings: { "freshLs.refreshSeconds": 0 },
+    settings: { "freshLs.refreshSeconds": 0, "freshLs.terminalProxy": false },
     beforeOpen: async (root) => {
       fs.writeFileSync(path.join(root, "price.ts"), PRICE_TS);
       harnessServer = await startHarnessServer(root, "first");
@@ -667,7 +828,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   const statusItem = page.locator(".statusbar-item", { hasText: /fresh-ls|stale/ }).first();
   await statusItem.waitFor({ state: "visible" });
   await statusItem.click();
-  await row("fresh · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await row(/cart\.py:8-10\s*fresh/).waitFor({ state: "visible", timeout: 30_000 });
   assert.equal(endpointPid(ws), harnessServer.pid, "the extension started a server of its own");
   log(`the extension attached to the harness's server (pid ${harnessServer.pid})`);
   // The status bar's tooltip says what the sidecar is doing: attached, to which pid.
@@ -684,7 +845,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   harnessServer.kill("SIGKILL");
   const second = await startHarnessServer(ws, "second");
   fs.writeFileSync(path.join(ws, "cart.py"), CART.replace("quantity * RATE", "quantity * RATE * 2"));
-  await row("changed · call_7").waitFor({ state: "visible", timeout: 30_000 });
+  await row(/cart\.py:8-10\s*changed/).waitFor({ state: "visible", timeout: 30_000 });
   await page.locator(".statusbar-item", { hasText: "1 stale" }).first().waitFor({ state: "visible" });
   assert.equal(endpointPid(ws), second.pid, "the extension did not re-attach to the harness's new server");
   log(`killed the harness's server: re-attached to its new one (pid ${second.pid}) without a click`);
@@ -711,7 +872,7 @@ test("an attached sidecar that dies is re-attached, or replaced, without a click
   // ---- what the agent saw, alone: a read-only plain-text document, no diagnostics ----------
   harness("observe-ts");
   fs.rmSync(path.join(ws, "price.ts"));
-  const deleted = row("deleted · call_9");
+  const deleted = row(/price\.ts:1-3\s*deleted/);
   await deleted.waitFor({ state: "visible", timeout: 30_000 });
   await deleted.locator(".label-name").click();
   await page.locator(".tab", { hasText: "agent-1 saw price.ts lines 1-3" }).first().waitFor({ state: "visible" });
@@ -824,6 +985,30 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     assert.equal(rc, "0", `claude exited ${rc}: ${fs.readFileSync(path.join(out, "claude.err"), "utf8")}`);
     await shot(page, "10-terminal-agent.png");
 
+    // ---- an upstream change restarts the proxy on the same ports: the open terminal's URLs
+    // still reach it (the ports and secret are kept in the state dir) -------------------------
+    const kept = JSON.parse(fs.readFileSync(path.join(ws, ".fresh-ls", "terminal-proxy.json"), "utf8"));
+    assert.equal(`http://127.0.0.1:${kept.anthropicPort}/fresh-${kept.secret}`, proxyUrl);
+    assert.equal((fs.statSync(path.join(ws, ".fresh-ls", "terminal-proxy.json")).mode & 0o777).toString(8), "600");
+    const firstProxyPid = JSON.parse(fs.readFileSync(record, "utf8")).pid;
+    await setSetting(page, "freshLs.proxyUpstreamAnthropic", `${model.url}/`);
+    await waitFor("the proxy to restart with the new upstream", () => {
+      try {
+        const r = JSON.parse(fs.readFileSync(record, "utf8"));
+        return r.pid !== firstProxyPid && r.upstream === `${model.url}/` && alive(r.pid);
+      } catch {
+        return false;
+      }
+    }, 60_000);
+    assert.equal(JSON.parse(fs.readFileSync(record, "utf8")).url, proxyUrl, "the restarted proxy has another base URL");
+    await runCommand(page, "Terminal: Focus Terminal");
+    await typeInTerminal(page, `curl -s -o /dev/null -w '%{http_code}' "$ANTHROPIC_BASE_URL/v1/models" > '${out}/curl.txt'`);
+    await waitFor("curl in the open terminal", () => fs.existsSync(path.join(out, "curl.txt")) && fs.readFileSync(path.join(out, "curl.txt"), "utf8").length > 0, 30_000);
+    const code = fs.readFileSync(path.join(out, "curl.txt"), "utf8").trim();
+    assert.notEqual(code, "000", "the terminal opened before the upstream change reaches no proxy");
+    assert.notEqual(code, "403", "the restarted proxy refuses the terminal's base URL (another secret)");
+    log(`upstream changed: the proxy restarted on the same URL; the open terminal's $ANTHROPIC_BASE_URL answers ${code}`);
+
     // ---- its session and view are in the panel; an edit in the editor makes the view stale ---
     const sessions = harness("status");
     const names = Object.keys(sessions);
@@ -833,10 +1018,13 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     assert.ok(view, `no view of cart.py in ${session}: ${JSON.stringify(sessions[session])}`);
     assert.equal(view.status, "fresh");
     await statusItem.click();
-    await row(`fresh · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
-    // Its row carries the short name (`claude-code 3f2a1b9c…`), the tooltip the full id.
+    const span = view.observed.firstLine === view.observed.lastLine ? `${view.observed.firstLine}` : `${view.observed.firstLine}-${view.observed.lastLine}`;
+    const viewRow = (status) => row(new RegExp(`cart\\.py:${span}\\s*${status}`));
+    await viewRow("fresh").waitFor({ state: "visible", timeout: 30_000 });
+    // Its row is named by the agent and when it started (`claude-code · started 14:05`), the
+    // tooltip carries the full id.
     assert.match(session, /^claude-code-session-id:/, `Claude Code's session is named ${session}`);
-    const shortName = `claude-code ${session.slice(session.indexOf(":") + 1, session.indexOf(":") + 9)}…`;
+    const shortName = /^claude-code · started \d\d:\d\d/;
     await row(shortName).first().waitFor({ state: "visible" });
     assert.equal(await row(session).count(), 0, "the panel spells out the whole session id");
     log(`the agent's session ${session} is in the panel as “${shortName}” with view ${view.viewId} of cart.py`);
@@ -846,12 +1034,40 @@ test("an agent started in a VS Code terminal goes through the proxy and shows up
     await page.keyboard.press("End");
     await page.keyboard.type(" * 2");
     await page.keyboard.press("Control+S");
-    await row(`changed · ${view.viewId}`).waitFor({ state: "visible", timeout: 30_000 });
+    await viewRow("changed").waitFor({ state: "visible", timeout: 30_000 });
     const after = harness("status")[session].find((v) => v.viewId === view.viewId);
     assert.equal(after.status, "changed");
     assert.equal(after.units[0].changedBy, "editor");
     log(`an edit saved in the editor: ${view.viewId} is changed (by the editor) in the panel`);
     await shot(page, "11-terminal-agent-stale.png");
+
+    // ---- a kept port taken by another process: the proxies move, and the extension names the
+    // terminal that still holds the old URL and relaunches it on request ------------------------
+    await runCommand(page, "fresh-ls: Stop Routing Terminal Agents Through the Proxy");
+    await waitFor("the proxy to stop", () => !fs.existsSync(record), 30_000);
+    const squatter = net.createServer();
+    await new Promise((resolve, reject) => {
+      squatter.once("error", reject);
+      squatter.listen(kept.anthropicPort, "127.0.0.1", resolve);
+    });
+    try {
+      await runCommand(page, "fresh-ls: Route Agents in New Terminals Through the Proxy");
+      const moved = page.locator(".notification-toast", { hasText: "had to move to other ports" }).first();
+      await moved.waitFor({ state: "visible", timeout: 60_000 });
+      await expectText(moved, /Terminal “[^”]+” still points at the old ones/);
+      const movedUrl = JSON.parse(fs.readFileSync(record, "utf8")).url;
+      assert.notEqual(movedUrl, proxyUrl);
+      await shot(page, "10b-ports-moved.png");
+      await moved.locator(".monaco-button", { hasText: "Relaunch Terminal" }).click();
+      await page.waitForTimeout(3000);
+      await runCommand(page, "Terminal: Focus Terminal");
+      await typeInTerminal(page, `env > '${out}/env-relaunched.txt'`);
+      await waitFor("the relaunched terminal's environment", () => fs.existsSync(path.join(out, "env-relaunched.txt")), 30_000);
+      assert.equal(envFile(path.join(out, "env-relaunched.txt")).ANTHROPIC_BASE_URL, movedUrl, "the relaunched terminal does not hold the new URL");
+      log(`a kept port in use: the proxies moved to ${movedUrl}; the open terminal was named and, relaunched, holds the new URL`);
+    } finally {
+      squatter.close();
+    }
 
     // ---- turned off: the proxy stops, new terminals get their own environment back ---------
     await runCommand(page, "fresh-ls: Stop Routing Terminal Agents Through the Proxy");
@@ -939,6 +1155,21 @@ async function gutterLines(page) {
     }
     return [...new Set(lines)].sort((a, b) => a - b);
   });
+}
+
+/** The text of the visible editor's lines, with what decorations add at their ends. */
+async function editorTexts(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll(".editor-instance .monaco-editor .view-line")].map((line) =>
+      [line.innerText, ...[...line.querySelectorAll("*")].map((n) => getComputedStyle(n, "::after").content)].join(" ").replace(/\u00a0/g, " "),
+    ),
+  );
+}
+
+/** A point inside a locator's box, `fx` of the way across. */
+async function centerOf(locator, fx = 0.5) {
+  const box = await locator.boundingBox();
+  return [box.x + Math.min(box.width * fx, 200), box.y + box.height / 2];
 }
 
 /** Opens a workspace file through Quick Open (Ctrl+P), as a person would. */
@@ -1033,6 +1264,7 @@ test("in Restricted Mode only the bundled sidecar runs and the folder's settings
   // .vscode/settings.json, with server arguments and an upstream of its own.
   const { page, ws, extensions } = await launchWorkbench("restricted", {
     restricted: true,
+    settings: { "freshLs.terminalProxy": false },
     beforeOpen: async (root) => {
       marker = path.join(path.dirname(root), "venv-python-ran");
       const venvPython = path.join(root, ".venv", "bin", "python");

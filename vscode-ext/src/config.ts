@@ -26,6 +26,10 @@ export interface Settings {
   codeLens: boolean;
   /** Mark the lines agents saw in an older version in the gutter of open files. */
   gutter: boolean;
+  /** Say at the end of a stale view's first changed line who saw it older and who changed it. */
+  endOfLine: boolean;
+  /** The letter S on files (Explorer, tabs) with stale views. */
+  fileBadge: boolean;
   /** Route the model requests of agents in new integrated terminals through the proxy. */
   terminalProxy: boolean;
   /** Where the terminal proxy sends each request shape; "" for the proxy's default. */
@@ -41,6 +45,8 @@ export const DEFAULTS: Settings = {
   refreshSeconds: 3,
   codeLens: true,
   gutter: true,
+  endOfLine: true,
+  fileBadge: true,
   terminalProxy: false,
   proxyUpstreamAnthropic: "",
   proxyUpstreamOpenai: "",
@@ -59,6 +65,10 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
   const refresh = get("refreshSeconds");
   const lens = get("codeLens");
   const gutter = get("gutter");
+  const flag = (key: "endOfLine" | "fileBadge"): boolean => {
+    const v = get(key);
+    return typeof v === "boolean" ? v : DEFAULTS[key];
+  };
   const text = (key: "proxyUpstreamAnthropic" | "proxyUpstreamOpenai"): string => {
     const v = get(key);
     return typeof v === "string" ? v.trim() : "";
@@ -71,6 +81,8 @@ export function readSettings(get: (key: keyof Settings) => unknown): Settings {
     refreshSeconds: typeof refresh === "number" && Number.isFinite(refresh) ? refresh : DEFAULTS.refreshSeconds,
     codeLens: typeof lens === "boolean" ? lens : DEFAULTS.codeLens,
     gutter: typeof gutter === "boolean" ? gutter : DEFAULTS.gutter,
+    endOfLine: flag("endOfLine"),
+    fileBadge: flag("fileBadge"),
     terminalProxy: get("terminalProxy") === true,
     proxyUpstreamAnthropic: text("proxyUpstreamAnthropic"),
     proxyUpstreamOpenai: text("proxyUpstreamOpenai"),

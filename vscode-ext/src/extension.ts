@@ -1,6 +1,8 @@
 // fresh-ls for VS Code: runs the sidecar per workspace folder and shows which of the agents'
 // file views went stale (panel, CodeLens, status bar, diff, projection).
 
+import { execFile } from "node:child_process";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { debounce } from "./debounce";
 import { DirtyBuffers } from "./dirty";
@@ -15,6 +17,7 @@ import {
   EXTENSION_ID,
   openPlan,
   PanelModel,
+  sessionsOlderThan,
   WALKTHROUGH,
   type FolderState,
   type Node,
@@ -33,10 +36,12 @@ import {
   viewDocumentUri,
 } from "./providers";
 import { FolderServer, onPythonInterpreterChange, readBundle, readEndpoint } from "./server";
-import { clearPythonOverride, isTrusted, setTerminalProxy, settings } from "./settings";
+import { STATE_DIR } from "./config";
+import { clearPythonOverride, isTrusted, setTerminalProxy, settings, userTerminalProxy } from "./settings";
 import { statusBarText, statusBarTooltip } from "./statusbar";
 import { TerminalProxies } from "./terminal";
 import { proxyTooltipLine } from "./terminalenv";
+import { ASKED_TERMINAL_PROXY, FIRST_RUN_NO, FIRST_RUN_PROMPT, FIRST_RUN_YES, installHooksProcess, shouldAskTerminalProxy } from "./onboarding";
 import { AgentViewsProvider } from "./tree";
 
 const VIEW_ID = "freshLs.views";
@@ -47,6 +52,7 @@ let controller: Controller | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   controller = new Controller(context);
+  void controller.askTerminalProxyOnce();
   await controller.startAll();
   // After the first start: asking for the interpreter has activated the Python extension.
   controller.watchPythonInterpreter(context);
@@ -88,7 +94,12 @@ class Controller {
     this.model.options = { ...DEFAULT_OPTIONS, ...context.workspaceState.get<Partial<PanelOptions>>(OPTIONS_KEY, {}) };
     this.applyOptionContexts();
     this.agoTimer = setInterval(() => this.tree.refresh(), 60_000);
-    this.terminals = new TerminalProxies(context.environmentVariableCollection, this.output, () => this.updateStatusBar());
+    this.terminals = new TerminalProxies(
+      context.environmentVariableCollection,
+      this.output,
+      () => this.updateStatusBar(),
+      (s) => this.model.get(s.key)?.status?.stateDir ?? path.join(s.root, STATE_DIR),
+    );
     const treeView = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this.tree, showCollapseAll: true });
     this.treeView = treeView;
     this.statusItem.name = "fresh-ls stale views";
@@ -134,6 +145,11 @@ class Controller {
       reg(Commands.forgetView, (node?: Node) => this.forgetView(node)),
       reg(Commands.showLogs, () => this.output.show(true)),
       reg(Commands.openSettings, () => vscode.commands.executeCommand("workbench.action.openSettings", `@ext:${EXTENSION_ID}`)),
+      reg(Commands.forgetAll, () => this.forgetAll()),
+      reg(Commands.forgetOlderSessions, () => this.forgetOlderSessions()),
+      reg(Commands.installClaudeHooks, (node?: Node) => this.installClaudeHooks(node)),
+      reg(Commands.nextStaleChange, () => this.gutter.step(1)),
+      reg(Commands.previousStaleChange, () => this.gutter.step(-1)),
       reg(Commands.getStarted, () => vscode.commands.executeCommand("workbench.action.openWalkthrough", WALKTHROUGH, false)),
       this.terminals,
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -143,10 +159,13 @@ class Controller {
         }
         if (e.affectsConfiguration("freshLs.refreshSeconds")) this.schedulePoll();
         if (e.affectsConfiguration("freshLs.codeLens")) this.lenses.refresh();
-        if (e.affectsConfiguration("freshLs.gutter")) this.gutter.refresh();
+        if (e.affectsConfiguration("freshLs.gutter") || e.affectsConfiguration("freshLs.endOfLine")) this.gutter.refresh();
+        if (e.affectsConfiguration("freshLs.fileBadge")) this.decorations.refresh();
         if (e.affectsConfiguration("freshLs.proxyUpstreamAnthropic") || e.affectsConfiguration("freshLs.proxyUpstreamOpenai")) {
-          // New upstreams: new proxies (their URLs change, so new terminals pick them up).
-          void this.terminals.sync(false, []).then(() => this.syncTerminals());
+          // New upstreams: the proxies start again on the ports they kept, with the same
+          // secret: every terminal's base URLs stay valid.
+          if (this.terminals.on) void this.terminals.restart(Array.from(this.servers.values()));
+          else this.syncTerminals();
         } else if (e.affectsConfiguration("freshLs.terminalProxy")) {
           this.syncTerminals();
         }
@@ -156,7 +175,7 @@ class Controller {
       // (the terminal proxies too: their upstreams may be the folder's).
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         this.output.appendLine(logLine("the folder is trusted now: restarting with its settings"));
-        void this.terminals.sync(false, []).then(() => this.restart());
+        void this.terminals.restart([]).then(() => this.restart());
       }),
       // editorDirty, pushed: a buffer going dirty or clean refreshes its folder's rows at once.
       vscode.workspace.onDidChangeTextDocument((e) => this.bufferChanged(e.document)),
@@ -165,6 +184,48 @@ class Controller {
       { dispose: () => this.restartAll.cancel() },
     );
     this.schedulePoll();
+  }
+
+  /** The first run's question: route terminal agents through fresh-ls? Asked once (the
+   * answer, or closing it, is remembered), and never of someone who set the setting. */
+  async askTerminalProxyOnce(): Promise<void> {
+    const asked = this.context.globalState.get<boolean>(ASKED_TERMINAL_PROXY, false);
+    const userValue = userTerminalProxy();
+    if (!shouldAskTerminalProxy(asked, userValue)) return;
+    const choice = await vscode.window.showInformationMessage(FIRST_RUN_PROMPT, FIRST_RUN_YES, FIRST_RUN_NO);
+    await this.context.globalState.update(ASKED_TERMINAL_PROXY, true);
+    this.output.appendLine(logLine(`first run: terminal proxy question answered “${choice ?? "closed"}”`));
+    if (choice === FIRST_RUN_YES) await setTerminalProxy(true);
+  }
+
+  /** Adds fresh-ls's hooks to the folder's .claude/settings.json, run by the sidecar's
+   * interpreter (`onboarding.ts` says which command the hook gets). */
+  private async installClaudeHooks(node?: Node): Promise<void> {
+    const server = await this.pickFolder(node);
+    const interp = await server?.python();
+    if (!server || !interp) {
+      void vscode.window.showErrorMessage("fresh-ls: no interpreter runs fresh_ls here; see the “fresh-ls” output.");
+      return;
+    }
+    const run = installHooksProcess(interp, server.root);
+    const done = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      execFile(run.command, run.args, { cwd: server.root, env: { ...process.env, ...run.env }, timeout: 60_000 }, (error, out, err) =>
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, out: String(out), err: String(err) }),
+      );
+    });
+    if (done.code !== 0) {
+      this.output.appendLine(logLine(`installing the Claude Code hooks failed: ${done.err.trim()}`, undefined, "Error"));
+      void vscode.window.showErrorMessage(`fresh-ls: installing the Claude Code hooks failed: ${done.err.trim().split("\n").pop() ?? ""}`);
+      return;
+    }
+    const file = path.join(server.root, ".claude", "settings.json");
+    this.output.appendLine(logLine(`Claude Code hooks installed in ${file}`));
+    const open = "Open settings.json";
+    const choice = await vscode.window.showInformationMessage(
+      `fresh-ls: Claude Code hooks installed in ${path.relative(server.root, file)}: Claude Code started in ${server.folder.name} registers what it reads and is warned before it edits stale code.`,
+      open,
+    );
+    if (choice === open) await vscode.window.showTextDocument(vscode.Uri.file(file));
   }
 
   /** Restarts (debounced) when the Python extension's interpreter changes and a folder uses it. */
@@ -573,6 +634,69 @@ class Controller {
       `fresh-ls: forgot ${result.forgotten} ${result.forgotten === 1 ? "view" : "views"} of ${picked.session}.`,
     );
     await this.refreshFolder(picked.folder);
+  }
+
+  /** Forgets whole sessions, by `fresh/forget` without view ids (one call per session:
+   * the server has no "forget everything" and needs none). */
+  private async forgetSessions(picked: { folder: string; session: string }[]): Promise<number> {
+    let forgotten = 0;
+    const folders = new Set<string>();
+    for (const p of picked) {
+      const server = this.servers.get(p.folder);
+      if (!server || server.state !== "running") continue;
+      forgotten += (await server.request(ClientMethods.forget, { session: p.session })).forgotten;
+      folders.add(p.folder);
+    }
+    for (const f of folders) await this.refreshFolder(f);
+    return forgotten;
+  }
+
+  private allSessions(): { folder: string; session: string }[] {
+    return this.model.list().flatMap((f) => (f.status?.sessions ?? []).map((s) => ({ folder: f.key, session: s.session })));
+  }
+
+  private async forgetAll(): Promise<void> {
+    const all = this.allSessions();
+    if (all.length === 0) {
+      void vscode.window.showInformationMessage("fresh-ls: no agent session has registered views.");
+      return;
+    }
+    const views = this.model.list().reduce((n, f) => n + (f.status?.sessions ?? []).reduce((m, s) => m + s.views, 0), 0);
+    const ok = await vscode.window.showWarningMessage(
+      `Forget all ${views} ${views === 1 ? "view" : "views"} of ${all.length} agent ${all.length === 1 ? "session" : "sessions"}? Their harnesses will have to register them again.`,
+      { modal: true },
+      "Forget All",
+    );
+    if (ok !== "Forget All") return;
+    const n = await this.forgetSessions(all);
+    void vscode.window.showInformationMessage(`fresh-ls: forgot ${n} ${n === 1 ? "view" : "views"} of ${all.length} ${all.length === 1 ? "session" : "sessions"}.`);
+  }
+
+  /** Sessions whose last read is older than the hours asked for (a fraction is fine). */
+  private async forgetOlderSessions(): Promise<void> {
+    const answer = await vscode.window.showInputBox({
+      title: "fresh-ls: Forget Sessions Older Than…",
+      prompt: "Forget every agent session whose last read is more than this many hours ago",
+      value: "24",
+      validateInput: (v) => (Number.isFinite(Number(v)) && Number(v) > 0 ? undefined : "a number of hours, more than 0"),
+    });
+    if (answer === undefined) return;
+    const hours = Number(answer);
+    const now = Date.now();
+    const old = this.model.list().flatMap((f) => sessionsOlderThan(f.views, now, hours).map((session) => ({ folder: f.key, session })));
+    if (old.length === 0) {
+      void vscode.window.showInformationMessage(`fresh-ls: no agent session is older than ${hours} ${hours === 1 ? "hour" : "hours"}.`);
+      return;
+    }
+    const names = old.map((o) => sessionLabel(o.session)).join(", ");
+    const ok = await vscode.window.showWarningMessage(
+      `Forget ${old.length} agent ${old.length === 1 ? "session" : "sessions"} last active more than ${hours} ${hours === 1 ? "hour" : "hours"} ago (${names})?`,
+      { modal: true },
+      "Forget",
+    );
+    if (ok !== "Forget") return;
+    const n = await this.forgetSessions(old);
+    void vscode.window.showInformationMessage(`fresh-ls: forgot ${old.length} old ${old.length === 1 ? "session" : "sessions"} (${n} ${n === 1 ? "view" : "views"}).`);
   }
 
   async dispose(): Promise<void> {

@@ -53,13 +53,22 @@ export function unitName(unit: Pick<StaleUnit, "kind" | "name" | "symbolKind">):
   return unit.name ? `text near ${unit.name}` : "text";
 }
 
-/** Tree label of a view: status first, so a glance down the panel reads the statuses. */
-export function viewLabel(view: Pick<StaleView, "viewId" | "status">): string {
-  return `${view.status} · ${view.viewId}`;
+/** The lines of a range as a row says them after the path: `8-10`, `9`; an empty file's
+ * whole-file view (`lastLine` 0) is `empty`. */
+export function lineSpan(range: LineRange): string {
+  if (range.lastLine < range.firstLine) return "empty";
+  return range.firstLine === range.lastLine ? String(range.firstLine) : `${range.firstLine}-${range.lastLine}`;
 }
 
+/** Tree label of a view: where first (`cart.py:8-10`), so a default-width sidebar shows the
+ * file and lines; the status and age follow in the description, the id in the tooltip. */
+export function viewLabel(view: { path: string; observed: LineRange }): string {
+  return `${view.path}:${lineSpan(view.observed)}`;
+}
+
+/** A unit's row: its name (`method Cart.total`); the status follows in the description. */
 export function unitLabel(unit: StaleUnit): string {
-  return `${unit.status} · ${unitName(unit)}`;
+  return unitName(unit);
 }
 
 /** When a view was read, in words: `read just now`, `read 5 minutes ago`, `read 2 hours ago`.
@@ -80,25 +89,28 @@ export function readAgo(observedAt: number | undefined, nowMs: number): string |
  * by file, where the file is the row above). */
 export type ViewContext = "path" | "session";
 
-/** Description of a view: `cart.py lines 8-10 · read 5 minutes ago`, plus `(edit result)` or
- * `· unsaved edits`; under a file row, `agent-1 · lines 8-10 · …`. */
+/** Description of a view row: status, then when it was read (`changed · read 5 minutes
+ * ago`), then `edit result` or `unsaved edits`; under a file row, the session too. */
 export function viewDescription(
   view: StaleView,
   opts: { nowMs?: number; context?: ViewContext; session?: string } = {},
 ): string {
-  let text =
-    opts.context === "session" && opts.session !== undefined
-      ? `${sessionLabel(opts.session)} · ${linesLabel(view.observed)}`
-      : pathLines(view.path, view.observed);
-  if (view.kind === "editResult") text += " (edit result)";
-  if (view.editorDirty) text += " · unsaved edits";
+  const parts: string[] = [view.status];
+  if (opts.context === "session" && opts.session !== undefined) parts.push(sessionLabel(opts.session));
   const ago = opts.nowMs !== undefined ? readAgo(view.observedAt, opts.nowMs) : undefined;
-  if (ago) text += ` · ${ago}`;
-  return text;
+  if (ago) parts.push(ago);
+  if (view.kind === "editResult") parts.push("edit result");
+  if (view.editorDirty) parts.push("unsaved edits");
+  return parts.join(" · ");
 }
 
-/** Description of a unit: its observed lines, and where they are now when that differs. */
+/** Description of a unit row: status and lines seen, and where they are now when that differs. */
 export function unitDescription(unit: StaleUnit, path: string): string {
+  return `${unit.status} · ${unitWhere(unit, path)}`;
+}
+
+/** `cart.py lines 8-10`, with `→ now lines 12-14` when the unit moved. */
+export function unitWhere(unit: StaleUnit, path: string): string {
   const seen = pathLines(path, unit.observed);
   if (!unit.current) return seen;
   if (unit.current.firstLine === unit.observed.firstLine && unit.current.lastLine === unit.observed.lastLine) {
@@ -127,6 +139,34 @@ export function sessionLabel(session: string): string {
     return `${kind} ${id.length > 12 ? `${id.slice(0, 8)}…` : id}`;
   }
   return session.length > MAX_SESSION_LABEL ? `${session.slice(0, MAX_SESSION_LABEL - 1)}…` : session;
+}
+
+/** The agent a session belongs to, without its opaque id: `claude-code` for
+ * `claude-code-session-id:…`, any other name as it is (shortened when too long). */
+export function agentName(session: string): string {
+  const at = session.indexOf(":");
+  const kind = at > 0 ? SESSION_KINDS[session.slice(0, at)] : undefined;
+  if (kind) return kind;
+  return session.length > MAX_SESSION_LABEL ? `${session.slice(0, MAX_SESSION_LABEL - 1)}…` : session;
+}
+
+/** When something started, as a row says it: `14:05` today, `Dec 3, 14:05` before. Local
+ * time, as the clock in the corner shows it. */
+export function clockLabel(atMs: number, nowMs: number): string {
+  const at = new Date(atMs);
+  const now = new Date(nowMs);
+  const hm = `${String(at.getHours()).padStart(2, "0")}:${String(at.getMinutes()).padStart(2, "0")}`;
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  if (sameDay) return hm;
+  const month = at.toLocaleString("en", { month: "short" });
+  return `${month} ${at.getDate()}, ${hm}`;
+}
+
+/** A session row's label: the agent and when it started (its first view's `observedAt`,
+ * seconds), `claude-code · started 14:05`; the full id is in the tooltip. */
+export function sessionRowLabel(session: string, startedAt: number | undefined, nowMs: number): string {
+  const name = agentName(session);
+  return startedAt === undefined ? name : `${name} · started ${clockLabel(startedAt * 1000, nowMs)}`;
 }
 
 export function sessionDescription(views: number, stale: number): string {
@@ -194,7 +234,7 @@ function clipDiff(diff: string): string {
 export function unitTooltip(unit: StaleUnit, path: string): string {
   const parts = [
     `**${unit.status}** · ${escapeMarkdown(unitName(unit))}`,
-    `${escapeMarkdown(unitDescription(unit, path))}`,
+    `${escapeMarkdown(unitWhere(unit, path))}`,
     `_${STATUS_MEANING[unit.status] ?? unit.status}_`,
   ];
   const by = changedByLabel(unit.changedBy);
@@ -210,7 +250,7 @@ export function unitTooltip(unit: StaleUnit, path: string): string {
 export function viewTooltip(view: StaleView, session: string, nowMs?: number): string {
   const parts = [
     `**${view.status}** · view ${escapeMarkdown(view.viewId)} of session ${escapeMarkdown(session)}`,
-    escapeMarkdown(viewDescription(view)),
+    escapeMarkdown(pathLines(view.path, view.observed) + (view.kind === "editResult" ? " (edit result)" : "")),
     `_${STATUS_MEANING[view.status] ?? view.status}_`,
   ];
   if (view.observedAt !== undefined && nowMs !== undefined) {
@@ -236,11 +276,22 @@ export function viewTooltip(view: StaleView, session: string, nowMs?: number): s
   return parts.join("\n\n");
 }
 
-/** The CodeLens title on a definition that a session saw in an older version. */
-export function lensTitle(sessions: string | readonly string[]): string {
+/** The letter on files with stale views (Explorer, tabs): not one of git's (M, U, A, D, R,
+ * C, I) nor a count, which reads as a number of problems. */
+export const FILE_BADGE = "S";
+
+/** What the letter means, with the count: the decoration's tooltip. */
+export function fileBadgeTooltip(n: number): string {
+  const views = n === 1 ? "1 agent view" : `${n} agent views`;
+  return `S: ${views} of this file stale (fresh-ls): an agent read it before it changed. Nothing is wrong with the file; the agent views panel says what each agent saw.`;
+}
+
+/** The CodeLens title of a stale view: `agent-1 saw an older version · Show diff`, `… of this
+ * file …` for a file-level view. Several sessions (one lens for all) are named together. */
+export function lensTitle(sessions: string | readonly string[], what?: string): string {
   const who = (typeof sessions === "string" ? [sessions] : sessions).map(sessionLabel);
-  const agents = who.length === 1 ? `agent ${who[0]}` : `agents ${who.join(", ")}`;
-  return `${agents} saw an older version · Show diff`;
+  const agents = who.length === 1 ? who[0] : who.join(", ");
+  return `${agents} saw an older version${what ? ` of ${what}` : ""} · Show diff`;
 }
 
 /** One output-channel line in the language client's own style (`[Info  - 5:36:07 AM] …`), so

@@ -2,9 +2,11 @@
 // shows. Pure: no `vscode` import (tree.ts maps `RowSpec` onto vscode.TreeItem).
 
 import {
+  escapeMarkdown,
   lensTitle,
+  readAgo,
   sessionDescription,
-  sessionLabel,
+  sessionRowLabel,
   statusIcon,
   unitDescription,
   unitLabel,
@@ -15,6 +17,7 @@ import {
   type IconSpec,
 } from "./labels";
 import { RESTRICTED_NOTE } from "./config";
+import { changedLines } from "./gutterlines";
 import type { LineRange, SessionSummary, StaleUnit, StaleView, Status, StatusResult } from "./protocol";
 import { STATUS_ORDER, isStale } from "./protocol";
 
@@ -41,6 +44,8 @@ export type Node =
   | { type: "folder"; folder: string }
   | { type: "message"; folder: string; text: string; tooltip?: string; icon: IconSpec }
   | { type: "session"; folder: string; session: string }
+  /** Sessions by how recently they last read something (shown when they span two or more). */
+  | { type: "recency"; folder: string; group: Recency }
   | { type: "file"; folder: string; path: string }
   /** `under: "file"`: the row sits under its file (grouped by file), not under its session. */
   | { type: "view"; folder: string; session: string; viewId: string; under?: "file" }
@@ -86,6 +91,11 @@ export const Commands = {
   showLogs: "freshLs.showLogs",
   openSettings: "freshLs.openSettings",
   getStarted: "freshLs.getStarted",
+  installClaudeHooks: "freshLs.installClaudeHooks",
+  forgetAll: "freshLs.forgetAll",
+  forgetOlderSessions: "freshLs.forgetOlderSessions",
+  nextStaleChange: "freshLs.nextStaleChange",
+  previousStaleChange: "freshLs.previousStaleChange",
   focusPanel: "freshLs.views.focus",
 } as const;
 
@@ -238,6 +248,12 @@ export class PanelModel {
         return (this.files(node.folder).find((f) => f.path === node.path)?.views ?? []).map(
           ({ session, view }) => ({ type: "view", folder: node.folder, session, viewId: view.viewId, under: "file" }) as Node,
         );
+      case "recency": {
+        const f = this.folders.get(node.folder);
+        if (!f) return [];
+        return this.folderChildren(f, true)
+          .filter((n) => n.type === "session" && recencyOf(sessionTimes(f.views.get(n.session) ?? []).lastAt, this.now()) === node.group);
+      }
       case "session":
         return this.views(node.folder, node.session).map((v) => ({
           type: "view",
@@ -260,12 +276,12 @@ export class PanelModel {
     }
   }
 
-  private folderChildren(f: FolderState): Node[] {
-    const rows = this.stateChildren(f);
+  private folderChildren(f: FolderState, ungrouped = false): Node[] {
+    const rows = this.stateChildren(f, ungrouped);
     return f.restricted ? [restrictedRow(f.key), ...rows] : rows;
   }
 
-  private stateChildren(f: FolderState): Node[] {
+  private stateChildren(f: FolderState, ungrouped = false): Node[] {
     if (f.state === "failed") {
       return [
         {
@@ -292,6 +308,14 @@ export class PanelModel {
         : sessions
             .filter((s) => !this.options.onlyStale || this.views(f.key, s.session).length > 0)
             .map((s) => ({ type: "session", folder: f.key, session: s.session }) as Node);
+    if (this.options.groupBy !== "file" && !ungrouped) {
+      const groups = groupByRecency(
+        rows.map((r) => (r as { session: string }).session),
+        (session) => sessionTimes(f.views.get(session) ?? []).lastAt,
+        this.now(),
+      );
+      if (groups.length > 1) return groups.map((g) => ({ type: "recency", folder: f.key, group: g.group }) as Node);
+    }
     if (rows.length === 0 && this.options.onlyStale) {
       // Filtered down to nothing: say so, rather than the welcome text of an empty panel.
       return [{ type: "message", folder: f.key, text: "no stale views", tooltip: "Every view is fresh. “Show All Views” lists them.", icon: { id: "pass", color: "testing.iconPassed" } }];
@@ -316,6 +340,17 @@ export class PanelModel {
           contextValue: "folder",
         };
       }
+      case "recency": {
+        const n = this.children(node).length;
+        return {
+          id: `recency:${node.folder}:${node.group}`,
+          label: RECENCY_LABELS[node.group],
+          description: `${n} ${n === 1 ? "session" : "sessions"}`,
+          icon: { id: node.group === "older" ? "history" : "clock" },
+          collapsible: node.group === "older" ? "collapsed" : "expanded",
+          contextValue: `recency.${node.group}`,
+        };
+      }
       case "message":
         return {
           id: `message:${node.folder}:${node.text}`,
@@ -329,11 +364,17 @@ export class PanelModel {
         const summary = this.sessions(node.folder).find((s) => s.session === node.session);
         const views = summary?.views ?? 0;
         const stale = summary?.stale ?? 0;
+        const nowMs = this.now();
+        const times = sessionTimes(this.folders.get(node.folder)?.views.get(node.session) ?? []);
+        const when = [
+          times.startedAt !== undefined ? `started ${new Date(times.startedAt * 1000).toLocaleString()}` : undefined,
+          times.lastAt !== undefined ? `last ${readAgo(times.lastAt, nowMs)}` : undefined,
+        ].filter(Boolean);
         return {
           id: `session:${node.folder}:${node.session}`,
-          label: sessionLabel(node.session),
+          label: sessionRowLabel(node.session, times.startedAt, nowMs),
           description: sessionDescription(views, stale),
-          tooltip: `Agent session **${node.session}**: ${sessionDescription(views, stale)}`,
+          tooltip: `Agent session **${escapeMarkdown(node.session)}**: ${sessionDescription(views, stale)}${when.length ? `\n\n${when.join(" · ")}` : ""}`,
           icon: stale > 0 ? { id: "hubot", color: "editorWarning.foreground" } : { id: "hubot" },
           collapsible: "expanded",
           contextValue: "session",
@@ -480,6 +521,56 @@ export function openPlan(view: StaleView, unitId?: string): OpenPlan {
   return { kind: "observed" };
 }
 
+export type Recency = "hour" | "today" | "older";
+
+export const RECENCY_LABELS: Record<Recency, string> = {
+  hour: "Active in the last hour",
+  today: "Earlier today",
+  older: "Before today",
+};
+
+/** Which recency group a session's last read (seconds) falls in, by the local day. A session
+ * without a time (an older server's) counts as recent: nothing says it is old. */
+export function recencyOf(lastAt: number | undefined, nowMs: number): Recency {
+  if (lastAt === undefined) return "hour";
+  const ms = lastAt * 1000;
+  if (nowMs - ms < 3_600_000) return "hour";
+  const at = new Date(ms);
+  const now = new Date(nowMs);
+  const sameDay = at.getFullYear() === now.getFullYear() && at.getMonth() === now.getMonth() && at.getDate() === now.getDate();
+  return sameDay ? "today" : "older";
+}
+
+/** Sessions by recency group, newest group first, each keeping the given order; empty groups left out. */
+export function groupByRecency(
+  sessions: readonly string[],
+  lastAt: (session: string) => number | undefined,
+  nowMs: number,
+): { group: Recency; sessions: string[] }[] {
+  const order: Recency[] = ["hour", "today", "older"];
+  return order
+    .map((group) => ({ group, sessions: sessions.filter((s) => recencyOf(lastAt(s), nowMs) === group) }))
+    .filter((g) => g.sessions.length > 0);
+}
+
+/** Sessions whose last read is more than `hours` before `nowMs` (those without a time are
+ * never "old"): what "Forget Sessions Older Than…" drops. */
+export function sessionsOlderThan(views: ReadonlyMap<string, readonly StaleView[]>, nowMs: number, hours: number): string[] {
+  const cutoff = nowMs / 1000 - hours * 3600;
+  return Array.from(views.keys())
+    .filter((s) => {
+      const last = sessionTimes(views.get(s) ?? []).lastAt;
+      return last !== undefined && last < cutoff;
+    })
+    .sort(naturalCompare);
+}
+
+/** When a session started and last read something (its views' `observedAt`, seconds). */
+export function sessionTimes(views: readonly StaleView[]): { startedAt?: number; lastAt?: number } {
+  const at = views.map((v) => v.observedAt).filter((t): t is number => typeof t === "number" && Number.isFinite(t));
+  return at.length === 0 ? {} : { startedAt: Math.min(...at), lastAt: Math.max(...at) };
+}
+
 /** Where a view's lines are now: the span of its units' current ranges (null when none has one). */
 export function currentRange(view: StaleView): LineRange | null {
   let first = Infinity;
@@ -502,36 +593,40 @@ export interface LensSpec {
 }
 
 /**
- * CodeLenses for one file: a definition (symbol unit) that a session saw in an older version
- * (`changed`), at the line it starts on now; one lens per session and definition.
+ * CodeLenses for one file: one per stale view, so each names its agent and opens its own
+ * diff. A view of a definition (a symbol unit that changed) gets its lens at the line the
+ * definition starts on now, a session's several views of one definition share theirs; a
+ * file-level or text view gets its lens at its first changed line ("… of this file"). Lenses
+ * on one line sit side by side.
  */
 export function lensesFor(folder: FolderState | undefined, relPath: string): LensSpec[] {
   if (!folder) return [];
-  // One lens per definition, whatever the number of views and sessions that saw it older:
-  // keyed by its name (and kind), at the first line any of its units is at now.
-  const byDef = new Map<string, { spec: LensSpec; sessions: string[] }>();
+  const out = new Map<string, LensSpec>();
   const sessions = Array.from(folder.views.keys()).sort(naturalCompare);
   for (const session of sessions) {
     for (const view of sortViews(folder.views.get(session) ?? [])) {
       if (view.path !== relPath) continue;
       for (const unit of view.units) {
-        if (unit.kind !== "symbol" || unit.status !== "changed" || !unit.current) continue;
-        const key = unit.name ?? unit.unitId;
-        const found = byDef.get(key);
-        if (!found) {
-          byDef.set(key, {
-            spec: { line: unit.current.firstLine, session, viewId: view.viewId, unitId: unit.unitId, title: "" },
-            sessions: [session],
-          });
-          continue;
+        if (unit.status !== "changed") continue;
+        if (unit.kind === "symbol") {
+          if (!unit.current) continue;
+          const key = `${session}\u0000def\u0000${unit.name ?? unit.unitId}`;
+          const found = out.get(key);
+          if (found) {
+            found.line = Math.min(found.line, unit.current.firstLine);
+            continue;
+          }
+          out.set(key, { line: unit.current.firstLine, session, viewId: view.viewId, unitId: unit.unitId, title: lensTitle(session) });
+        } else {
+          const first = changedLines(unit.diff)[0] ?? unit.current?.firstLine;
+          const key = `${session}\u0000view\u0000${view.viewId}`;
+          if (first === undefined || out.has(key)) continue;
+          out.set(key, { line: first, session, viewId: view.viewId, unitId: unit.unitId, title: lensTitle(session, unit.kind === "file" ? "this file" : "these lines") });
         }
-        found.spec.line = Math.min(found.spec.line, unit.current.firstLine);
-        if (!found.sessions.includes(session)) found.sessions.push(session);
       }
     }
   }
-  const out = Array.from(byDef.values(), ({ spec, sessions: who }) => ({ ...spec, title: lensTitle(who) }));
-  return out.sort((a, b) => a.line - b.line || naturalCompare(a.session, b.session));
+  return Array.from(out.values()).sort((a, b) => a.line - b.line || naturalCompare(a.session, b.session) || naturalCompare(a.viewId, b.viewId));
 }
 
 /** Files with views that need attention (not fresh, not moved), with how many: the Explorer

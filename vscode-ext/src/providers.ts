@@ -23,6 +23,8 @@ import { Commands, currentRange, lensesFor, relativePath, staleFiles, type Panel
 import { ClientMethods } from "./protocol";
 import type { FolderServer } from "./server";
 import { settings } from "./settings";
+import { STALE_COLOR } from "./gutter";
+import { FILE_BADGE, fileBadgeTooltip } from "./labels";
 
 export type ServerLookup = (folder: string) => FolderServer | undefined;
 
@@ -30,12 +32,47 @@ export function toUri(parts: { scheme: string; path: string; query: string }): v
   return vscode.Uri.from(parts);
 }
 
-/** `fresh-ls-observed:` — the file as the agent saw it (see diffdoc.ts). */
+/** `fresh-ls-observed:` — the file as the agent saw it (see diffdoc.ts): the left side of a
+ * diff. It is the current file with the view's lines replaced, so it follows the file: every
+ * change of the file (a save, an outside write, typing) and of the view re-renders it, and
+ * the diff shows only what changed since the agent looked, never a line outside the view. */
 export class ObservedProvider implements vscode.TextDocumentContentProvider {
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>[]>();
 
-  constructor(private readonly servers: ServerLookup) {}
+  constructor(private readonly servers: ServerLookup) {
+    // The right side is the file's document: VS Code reloads it when the disk changes, so its
+    // change events cover saves, outside writes and typing alike.
+    this.subscriptions.push(
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === "file" && e.contentChanges.length > 0) this.fileChanged(e.document.uri);
+      }),
+    );
+  }
+
+  /** Re-renders the observed documents of a file now and once more when the server has
+   * surely taken the change in (its watcher and the editor's didChange are not instant):
+   * the view's current lines come from the server. */
+  private fileChanged(file: vscode.Uri): void {
+    const docs = vscode.workspace.textDocuments.filter((doc) => {
+      if (doc.uri.scheme !== OBSERVED_SCHEME) return false;
+      try {
+        const ref = parseObservedUri(doc.uri);
+        return vscode.Uri.joinPath(vscode.Uri.parse(ref.folder), ref.path).toString() === file.toString();
+      } catch {
+        return false;
+      }
+    });
+    if (docs.length === 0) return;
+    const key = file.toString();
+    for (const t of this.timers.get(key) ?? []) clearTimeout(t);
+    this.timers.set(
+      key,
+      [250, 1500].map((ms) => setTimeout(() => docs.forEach((d) => this.changed.fire(d.uri)), ms)),
+    );
+  }
 
   /** Re-renders the open observed documents of a folder (after its views changed). */
   refresh(folder?: string): void {
@@ -58,17 +95,25 @@ export class ObservedProvider implements vscode.TextDocumentContentProvider {
     const stale = await server.request(ClientMethods.stale, { session: ref.session, viewIds: [ref.viewId] });
     const view = stale.views[0];
     const range = view ? currentRange(view) : null;
+    // The file as the right side shows it: its open document (unsaved edits too), else the disk.
+    const fileUri = vscode.Uri.joinPath(server.folder.uri, seen.path);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === fileUri.toString());
     let current: string;
-    try {
-      const bytes = await vscode.workspace.fs.readFile(vscode.Uri.joinPath(server.folder.uri, seen.path));
-      current = new TextDecoder("utf-8").decode(bytes);
-    } catch {
-      return seen.text;
+    if (open) {
+      current = open.getText();
+    } else {
+      try {
+        current = new TextDecoder("utf-8").decode(await vscode.workspace.fs.readFile(fileUri));
+      } catch {
+        return seen.text;
+      }
     }
     return spliceObserved(current, seen.text, range);
   }
 
   dispose(): void {
+    for (const list of this.timers.values()) list.forEach(clearTimeout);
+    for (const d of this.subscriptions) d.dispose();
     this.changed.dispose();
   }
 }
@@ -143,8 +188,9 @@ export function projectionDocUri(ref: ProjectionRef): vscode.Uri {
   return toUri(projectionUri(ref));
 }
 
-/** The Explorer's mark on files that agents saw in an older version: the count of such
- * views as a badge, in the warning colour. */
+/** The Explorer's and the tabs' mark on files that agents saw in an older version: the
+ * letter S in fresh-ls's own colour (not the warning colour of Problems: nothing is wrong
+ * with the file), the count and its meaning in the tooltip. */
 export class StaleFileDecorations implements vscode.FileDecorationProvider {
   private readonly changed = new vscode.EventEmitter<undefined>();
   readonly onDidChangeFileDecorations = this.changed.event;
@@ -156,17 +202,13 @@ export class StaleFileDecorations implements vscode.FileDecorationProvider {
   }
 
   provideFileDecoration(uri: vscode.Uri): vscode.FileDecoration | undefined {
-    if (uri.scheme !== "file") return undefined;
+    if (uri.scheme !== "file" || !settings(uri).fileBadge) return undefined;
     const folder = vscode.workspace.getWorkspaceFolder(uri);
     if (!folder) return undefined;
     const rel = relativePath(folder.uri.fsPath, uri.fsPath);
     const n = rel ? staleFiles(this.model.get(folder.uri.toString())).get(rel) : undefined;
     if (!n) return undefined;
-    return new vscode.FileDecoration(
-      n > 99 ? "99" : String(n),
-      `${n} agent ${n === 1 ? "view" : "views"} of this file went stale`,
-      new vscode.ThemeColor("editorWarning.foreground"),
-    );
+    return new vscode.FileDecoration(FILE_BADGE, fileBadgeTooltip(n), new vscode.ThemeColor(STALE_COLOR));
   }
 
   dispose(): void {

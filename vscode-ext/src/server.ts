@@ -172,7 +172,7 @@ export class FolderServer {
           action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
           handled: true,
         }),
-        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true, message: CONNECTION_CLOSED }),
       },
     };
     const client = new QuietLanguageClient(
@@ -191,6 +191,10 @@ export class FolderServer {
     });
     try {
       await client.start();
+      // A server that exited during initialize (say, another took the root meanwhile: it
+      // exits 3) leaves start() resolved and the client stopped: a failed try, so recovery
+      // goes on and attaches to the one that runs.
+      if (!client.isRunning()) throw new Error("it stopped before it served (another server may hold the root)");
       // The server writes its endpoint before it serves stdio, so it is there by now.
       const ep = await readEndpoint(this.endpointFile());
       this.childPid = this.attached ? undefined : ep?.pid;
@@ -350,10 +354,18 @@ class QuietLanguageClient extends LanguageClient {
   stopAsked = false;
 
   override error(message: string, data?: unknown): void {
-    if (this.stopAsked) super.info(message, data, false);
+    // A closed connection is expected (a crash, a harness restarting its server): recover()
+    // reconnects and logs what it does, so it is one plain line, not an error.
+    if (message === CONNECTION_CLOSED) super.info(this.stopAsked ? "the sidecar stopped, as asked" : EXPECTED_CLOSE_LINE, undefined, false);
+    else if (this.stopAsked) super.info(message, data, false);
     else super.error(message, data, false);
   }
 }
+
+/** What the error handler says when the connection closes (the client would log "Server
+ * will not be restarted." at error level, though the extension reconnects by itself). */
+const CONNECTION_CLOSED = "fresh-ls: connection closed";
+export const EXPECTED_CLOSE_LINE = "the connection to the sidecar closed; fresh-ls reconnects by itself (the next lines say how)";
 
 /** Escapes glob metacharacters in a literal path. */
 function globEscape(p: string): string {

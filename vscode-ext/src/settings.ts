@@ -46,3 +46,8 @@ export async function clearPythonOverride(): Promise<void> {
 export async function setTerminalProxy(on: boolean): Promise<void> {
   await vscode.workspace.getConfiguration(SECTION).update("terminalProxy", on, vscode.ConfigurationTarget.Global);
 }
+
+/** The user's own value of `freshLs.terminalProxy` (undefined: never set). */
+export function userTerminalProxy(): unknown {
+  return vscode.workspace.getConfiguration(SECTION).inspect("terminalProxy")?.globalValue;
+}

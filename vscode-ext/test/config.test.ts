@@ -34,6 +34,8 @@ describe("settings", () => {
       refreshSeconds: "often",
       codeLens: "yes",
       gutter: "no",
+      endOfLine: "no",
+      fileBadge: 1,
       terminalProxy: "on",
       proxyUpstreamAnthropic: 5,
     };
@@ -49,6 +51,8 @@ describe("settings", () => {
       refreshSeconds: 0,
       codeLens: false,
       gutter: false,
+      endOfLine: false,
+      fileBadge: false,
       terminalProxy: true,
       proxyUpstreamAnthropic: "http://127.0.0.1:9",
       proxyUpstreamOpenai: "http://127.0.0.1:9/v1",

@@ -1,7 +1,8 @@
 // The gutter's lines: from unified diffs whose hunk numbers are file line numbers.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { changedLines, gutterHover, gutterMarks } from "../src/gutterlines";
+import { changedByShort, changedLines, gutterHover, gutterMarks, lineHints, markRanges, stepTo } from "../src/gutterlines";
+import { FILE_BADGE, fileBadgeTooltip } from "../src/labels";
 import type { FolderState } from "../src/model";
 import type { StaleView } from "../src/protocol";
 import { CHANGED_FILE, CHANGED_METHOD, FRESH_INIT, MOVED } from "./fixtures";
@@ -42,5 +43,51 @@ describe("gutter marks of a file", () => {
   it("marks nothing in other files or without a folder", () => {
     assert.deepEqual(gutterMarks(folderOf({ "agent-1": [CHANGED_METHOD] }), "other.py"), []);
     assert.deepEqual(gutterMarks(undefined, "cart.py"), []);
+  });
+});
+
+describe("the changed range, its hover and the end of its first line", () => {
+  it("joins consecutive lines with the same viewers into one range with one hover", () => {
+    const seen = { seenBy: ["agent-1 (call_7)"], changedBy: ["a save from the editor"] };
+    const ranges = markRanges([
+      { line: 4, ...seen },
+      { line: 5, ...seen },
+      { line: 6, seenBy: ["agent-2 (call_8)"], changedBy: [] },
+      { line: 9, ...seen },
+    ]);
+    assert.deepEqual(ranges.map((r) => [r.firstLine, r.lastLine]), [[4, 5], [6, 6], [9, 9]]);
+    assert.equal(ranges[0].hover, "fresh-ls: An agent saw an older version of these 2 lines: agent-1 (call_7). Changed by a save from the editor.");
+    assert.match(ranges[1].hover, /of this line: agent-2 \(call_8\)\.$/);
+  });
+
+  it("says on the first changed line of each stale view who saw it older and who changed it", () => {
+    const saved = { ...CHANGED_METHOD, units: [{ ...CHANGED_METHOD.units[0], changedBy: "editor" }] };
+    assert.deepEqual(lineHints(folderOf({ "agent-1": [saved, FRESH_INIT] }), "cart.py"), [
+      { line: 9, text: "agent-1 saw an older version · changed by a save" },
+    ]);
+    // Two sessions whose views start changing on the same line share it.
+    assert.deepEqual(lineHints(folderOf({ "agent-2": [CHANGED_FILE], "agent-1": [CHANGED_METHOD] }), "cart.py"), [
+      { line: 9, text: "agent-1, agent-2 saw an older version · changed outside the editor" },
+    ]);
+    assert.deepEqual(lineHints(folderOf({ "agent-1": [FRESH_INIT, MOVED] }), "cart.py"), []);
+    assert.equal(changedByShort("session:claude-code-session-id:0123456789abcdef"), "changed by claude-code 01234567…");
+    assert.equal(changedByShort(null), undefined);
+  });
+
+  it("steps to the next and previous change, wrapping around", () => {
+    const starts = [4, 9, 20];
+    assert.equal(stepTo(starts, 0, 1), 3);
+    assert.equal(stepTo(starts, 3, 1), 8);
+    assert.equal(stepTo(starts, 19, 1), 3);
+    assert.equal(stepTo(starts, 8, -1), 3);
+    assert.equal(stepTo(starts, 3, -1), 19);
+    assert.equal(stepTo([], 3, 1), undefined);
+  });
+
+  it("marks files with a letter of its own, explained", () => {
+    assert.equal(FILE_BADGE.length, 1);
+    assert.ok(!"MUADRCI!".includes(FILE_BADGE), "a letter git's decorations use");
+    assert.match(fileBadgeTooltip(2), /^S: 2 agent views of this file stale \(fresh-ls\)/);
+    assert.match(fileBadgeTooltip(1), /1 agent view of/);
   });
 });

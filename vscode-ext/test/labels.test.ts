@@ -18,12 +18,30 @@ import {
   unitTooltip,
   readAgo,
   sessionLabel,
+  sessionRowLabel,
+  agentName,
+  clockLabel,
   viewDescription,
   viewLabel,
   viewTooltip,
 } from "../src/labels";
 import { STATUS_ORDER } from "../src/protocol";
 import { CHANGED_FILE, CHANGED_METHOD, DELETED, FRESH_INIT, MOVED } from "./fixtures";
+
+describe("session rows", () => {
+  const now = new Date(2026, 11, 4, 15, 30).getTime();
+  it("name the agent and when it started, never the opaque id", () => {
+    const started = new Date(2026, 11, 4, 14, 5).getTime() / 1000;
+    assert.equal(sessionRowLabel("claude-code-session-id:83eea4f5-0d1e-4b7a-9c1f-2a3b4c5d6e7f", started, now), "claude-code · started 14:05");
+    assert.equal(sessionRowLabel("agent-1", started, now), "agent-1 · started 14:05");
+    assert.equal(sessionRowLabel("agent-1", undefined, now), "agent-1");
+    assert.equal(agentName("x".repeat(60)).length, 40);
+  });
+  it("give the day for a start before today", () => {
+    assert.equal(clockLabel(new Date(2026, 11, 3, 9, 7).getTime(), now), "Dec 3, 09:07");
+    assert.equal(clockLabel(new Date(2026, 11, 4, 0, 0).getTime(), now), "00:00");
+  });
+});
 
 describe("session labels", () => {
   const table: [string, string][] = [
@@ -38,7 +56,8 @@ describe("session labels", () => {
     it(`${name} → ${label}`, () => assert.equal(sessionLabel(name), label));
   }
   it("names sessions by their labels in the CodeLens", () => {
-    assert.equal(lensTitle(["claude-code-session-id:3f2a1b9c-5d6e", "agent-1"]), "agents claude-code 3f2a1b9c…, agent-1 saw an older version · Show diff");
+    assert.equal(lensTitle(["claude-code-session-id:3f2a1b9c-5d6e", "agent-1"]), "claude-code 3f2a1b9c…, agent-1 saw an older version · Show diff");
+    assert.equal(lensTitle("agent-2", "this file"), "agent-2 saw an older version of this file · Show diff");
   });
 });
 
@@ -80,24 +99,27 @@ describe("labels", () => {
     assert.equal(unitName(CHANGED_FILE.units[0]), "whole file");
     assert.equal(unitName({ kind: "text" }), "text");
     assert.equal(unitName({ kind: "symbol", name: "f" }), "f");
-    assert.equal(unitLabel(CHANGED_METHOD.units[0]), "changed · method Cart.total");
+    assert.equal(unitLabel(CHANGED_METHOD.units[0]), "method Cart.total");
   });
 
   it("describes views and units", () => {
-    assert.equal(viewLabel(CHANGED_METHOD), "changed · call_7");
-    assert.equal(viewDescription(CHANGED_METHOD), "cart.py lines 8-10");
-    assert.equal(viewDescription(MOVED), "src/util.py lines 3-4 (edit result) · unsaved edits");
+    // file:lines first (what fits a default-width sidebar), status and age after; no id.
+    assert.equal(viewLabel(CHANGED_METHOD), "cart.py:8-10");
+    assert.equal(viewLabel({ path: "a.py", observed: { firstLine: 4, lastLine: 4 } }), "a.py:4");
+    assert.equal(viewLabel({ path: "empty.txt", observed: { firstLine: 1, lastLine: 0 } }), "empty.txt:empty");
+    assert.equal(viewDescription(CHANGED_METHOD), "changed");
+    assert.equal(viewDescription(MOVED), "moved · edit result · unsaved edits");
     const read = { ...CHANGED_METHOD, observedAt: 1_000_000 };
-    assert.equal(viewDescription(read, { nowMs: 1_000_000_000 + 5 * 60_000 }), "cart.py lines 8-10 · read 5 minutes ago");
+    assert.equal(viewDescription(read, { nowMs: 1_000_000_000 + 5 * 60_000 }), "changed · read 5 minutes ago");
     assert.equal(
       viewDescription(read, { nowMs: 1_000_000_000, context: "session", session: "agent-1" }),
-      "agent-1 · lines 8-10 · read just now",
+      "changed · agent-1 · read just now",
     );
     // An older server sends no observedAt: nothing is said.
-    assert.equal(viewDescription(CHANGED_METHOD, { nowMs: 1 }), "cart.py lines 8-10");
-    assert.equal(unitDescription(CHANGED_METHOD.units[0], "cart.py"), "cart.py lines 8-10");
-    assert.equal(unitDescription(MOVED.units[0], "src/util.py"), "src/util.py lines 3-4 → now lines 5-6");
-    assert.equal(unitDescription(DELETED.units[0], "gone.py"), "gone.py lines 1-2");
+    assert.equal(viewDescription(CHANGED_METHOD, { nowMs: 1 }), "changed");
+    assert.equal(unitDescription(CHANGED_METHOD.units[0], "cart.py"), "changed · cart.py lines 8-10");
+    assert.equal(unitDescription(MOVED.units[0], "src/util.py"), "moved · src/util.py lines 3-4 → now lines 5-6");
+    assert.equal(unitDescription(DELETED.units[0], "gone.py"), "deleted · gone.py lines 1-2");
     assert.equal(sessionDescription(1, 0), "1 view");
     assert.equal(sessionDescription(3, 2), "3 views · 2 stale");
   });
@@ -144,7 +166,7 @@ describe("labels", () => {
   });
 
   it("titles lenses as the issue says", () => {
-    assert.equal(lensTitle("agent-1"), "agent agent-1 saw an older version · Show diff");
+    assert.equal(lensTitle("agent-1"), "agent-1 saw an older version · Show diff");
   });
 });
 

@@ -3,8 +3,11 @@ import { describe, it } from "node:test";
 import {
   Commands,
   currentRange,
+  groupByRecency,
   lensesFor,
   openPlan,
+  recencyOf,
+  sessionsOlderThan,
   PanelModel,
   naturalCompare,
   relativePath,
@@ -91,8 +94,9 @@ describe("tree model", () => {
     const m = modelWith({ "agent-1": [CHANGED_METHOD] });
     const node: Node = { type: "view", folder: "file:///ws", session: "agent-1", viewId: "call_7" };
     const row = m.row(node);
-    assert.equal(row.label, "changed · call_7");
-    assert.equal(row.description, "cart.py lines 8-10");
+    assert.equal(row.label, "cart.py:8-10");
+    assert.equal(row.description, "changed");
+    assert.match(row.tooltip ?? "", /view call\\_7 of session agent\\-1/);
     assert.deepEqual(row.icon, { id: "diff-modified", color: "editorWarning.foreground" });
     assert.equal(row.contextValue, "view.changed");
     assert.equal(row.collapsible, "collapsed");
@@ -110,8 +114,8 @@ describe("tree model", () => {
     const m = modelWith({ "agent-2": [MOVED] });
     const node: Node = { type: "unit", folder: "file:///ws", session: "agent-2", viewId: "call_9", unitId: "u-helper" };
     const row = m.row(node);
-    assert.equal(row.label, "moved · function helper");
-    assert.equal(row.description, "src/util.py lines 3-4 → now lines 5-6");
+    assert.equal(row.label, "function helper");
+    assert.equal(row.description, "moved · src/util.py lines 3-4 → now lines 5-6");
     assert.deepEqual(row.icon, { id: "arrow-swap", color: "charts.blue" });
     assert.deepEqual(row.click?.args, [{ folder: "file:///ws", session: "agent-2", viewId: "call_9", unitId: "u-helper" }]);
   });
@@ -184,7 +188,7 @@ describe("open plan", () => {
 });
 
 describe("code lenses", () => {
-  it("marks each changed definition of the file once, at its current line, naming every session", () => {
+  it("gives every stale view its lens: one per session and definition, file-level views too", () => {
     const m = modelWith({
       "agent-1": [
         CHANGED_METHOD,
@@ -198,7 +202,12 @@ describe("code lenses", () => {
     const lenses = lensesFor(m.get("file:///ws"), "cart.py");
     assert.deepEqual(
       lenses.map((l) => [l.line, l.session, l.viewId, l.title]),
-      [[8, "agent-1", "call_7", "agents agent-1, agent-2 saw an older version · Show diff"]],
+      [
+        [8, "agent-1", "call_7", "agent-1 saw an older version · Show diff"],
+        [8, "agent-2", "call_x", "agent-2 saw an older version · Show diff"],
+        // the whole-file view, at its first changed line
+        [9, "agent-1", "call_8", "agent-1 saw an older version of this file · Show diff"],
+      ],
     );
     assert.deepEqual(lensesFor(m.get("file:///ws"), "other.py"), []);
     assert.deepEqual(lensesFor(undefined, "cart.py"), []);
@@ -278,7 +287,8 @@ describe("filter and grouping", () => {
     const cart = m.children(files[0]);
     assert.deepEqual(ids(cart), ["call_8", "call_7", "call_3"]);
     assert.deepEqual(cart[0], { type: "view", folder: "file:///ws", session: "agent-2", viewId: "call_8", under: "file" });
-    assert.match(m.row(cart[1]).description ?? "", /^agent-1 · lines 8-10/);
+    assert.equal(m.row(cart[1]).label, "cart.py:8-10");
+    assert.match(m.row(cart[1]).description ?? "", /^changed · agent-1/);
     const fileRow = m.row(files[0]);
     assert.equal(fileRow.label, "cart.py");
     assert.equal(fileRow.description, "3 views · 2 stale · 2 sessions");
@@ -299,7 +309,58 @@ describe("filter and grouping", () => {
     m.upsert(folder());
     m.setSnapshot("file:///ws", status([{ session: "a", views: 1, stale: 1 }]), new Map([["a", [{ ...CHANGED_METHOD, observedAt: 1_700_000_000 }]]]));
     const [view] = m.children(m.children()[0]);
-    assert.equal(m.row(view).description, "cart.py lines 8-10 · read 7 minutes ago");
+    assert.equal(m.row(view).description, "changed · read 7 minutes ago");
+    const session = m.children()[0];
+    assert.match(m.row(session).label, /^a · started \d\d:\d\d$/);
+    assert.match(m.row(session).tooltip ?? "", /started .* · last read 7 minutes ago/);
     assert.match(m.row(view).tooltip ?? "", /read 7 minutes ago \(/);
+  });
+});
+
+describe("sessions by recency", () => {
+  const now = new Date(2026, 11, 4, 15, 30).getTime();
+  const at = (h: number, m: number, day = 4) => new Date(2026, 11, day, h, m).getTime() / 1000;
+  const viewAt = (viewId: string, observedAt: number): StaleView => ({ ...FRESH_INIT, viewId, observedAt });
+
+  it("groups by the last read: the last hour, earlier today, before today", () => {
+    assert.equal(recencyOf(at(15, 0), now), "hour");
+    assert.equal(recencyOf(at(9, 0), now), "today");
+    assert.equal(recencyOf(at(23, 0, 3), now), "older");
+    assert.equal(recencyOf(undefined, now), "hour");
+    const last: Record<string, number> = { a: at(15, 10), b: at(8, 0), c: at(10, 0, 1), d: at(15, 29) };
+    assert.deepEqual(groupByRecency(["a", "b", "c", "d"], (s) => last[s], now), [
+      { group: "hour", sessions: ["a", "d"] },
+      { group: "today", sessions: ["b"] },
+      { group: "older", sessions: ["c"] },
+    ]);
+  });
+
+  it("shows group rows only when the sessions span two groups", () => {
+    const m = new PanelModel(() => now);
+    m.upsert(folder());
+    const views = new Map([
+      ["new", [viewAt("v1", at(15, 20))]],
+      ["old", [viewAt("v2", at(9, 0, 2)), viewAt("v3", at(10, 0, 2))]],
+    ]);
+    m.setSnapshot("file:///ws", status([{ session: "new", views: 1, stale: 0 }, { session: "old", views: 2, stale: 0 }]), views);
+    const top = m.children();
+    assert.deepEqual(top.map((n) => (n.type === "recency" ? n.group : n.type)), ["hour", "older"]);
+    assert.equal(m.row(top[1]).label, "Before today");
+    assert.equal(m.row(top[1]).description, "1 session");
+    assert.deepEqual(m.children(top[1]).map((n) => (n.type === "session" ? n.session : n.type)), ["old"]);
+    // one group: no group rows
+    m.setSnapshot("file:///ws", status([{ session: "new", views: 1, stale: 0 }]), new Map([["new", views.get("new") ?? []]]));
+    assert.deepEqual(m.children().map((n) => n.type), ["session"]);
+  });
+
+  it("finds the sessions older than N hours by their last read", () => {
+    const views = new Map([
+      ["a", [viewAt("v1", at(15, 0)), viewAt("v2", at(9, 0))]], // last read half an hour ago
+      ["b", [viewAt("v3", at(9, 0))]],
+      ["c", [{ ...FRESH_INIT, observedAt: undefined }]], // no time: never "old"
+    ]);
+    assert.deepEqual(sessionsOlderThan(views, now, 1), ["b"]);
+    assert.deepEqual(sessionsOlderThan(views, now, 0.25), ["a", "b"]);
+    assert.deepEqual(sessionsOlderThan(views, now, 24), []);
   });
 });

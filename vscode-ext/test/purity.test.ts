@@ -18,6 +18,9 @@ const PURE = [
   "recovery.ts",
   "dirty.ts",
   "gutterlines.ts",
+  "terminalenv.ts",
+  "proxyports.ts",
+  "onboarding.ts",
 ];
 
 describe("pure modules", () => {
