@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -31,6 +32,8 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from fresh_ls.client import SyncClient
+from fresh_ls.server.endpoint import make_private_dir
+from fresh_ls.statedir import START_LOCK_FILE
 
 #: A sanity bound for one answer or one process start (never a performance threshold).
 WAIT_S = 30.0
@@ -44,6 +47,22 @@ def serve_argv(root: Path, mutant: str | None) -> list[str]:
     if mutant is None:
         return [sys.executable, "-P", "-m", "fresh_ls", *tail]
     return [sys.executable, "-P", str(LAUNCHER), mutant, *tail]
+
+
+@contextlib.contextmanager
+def starting(root: Path) -> Any:
+    """The root's start lock held, as a shared client holds it while it starts a server
+    (``fresh_ls.autostart``): the MCP processes' clients, which reconnect (and would start
+    a plain server) as soon as the rig's server goes away, wait for the endpoint instead,
+    so the server the rig starts next (a mutant, maybe) is the one they all attach to."""
+    state = root / ".fresh-ls"
+    make_private_dir(state)
+    fd = os.open(state / START_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 class Server:
@@ -220,14 +239,14 @@ class Rig:
         self.loop = Loop()
         self.mcp_log = (self.scratch / "mcp.log").open("a")
         # The MCP processes start alongside the server: they attach at their first call.
-        with concurrent.futures.ThreadPoolExecutor(max(1, mcps)) as pool:
-            starting = [
+        with concurrent.futures.ThreadPoolExecutor(max(1, mcps)) as pool, starting(self.root):
+            launching = [
                 pool.submit(Mcp, self.loop, self.root, f"mcp-{i}", self.mcp_log)
                 for i in range(mcps)
             ]
             self.server.start()
             self.sockets = [self._attach() for _ in range(sockets)]
-            self.mcps = [f.result(WAIT_S) for f in starting]
+            self.mcps = [f.result(WAIT_S) for f in launching]
 
     def _attach(self) -> SyncClient:
         return SyncClient.attach(self.root, timeout=WAIT_S)
@@ -237,11 +256,12 @@ class Rig:
         client back to it: each socket client reconnects on its next request, each MCP
         process on its next tool call (both through ``endpoint.json``). They are made to do
         so now, so nothing later is sent into a connection the old server took with it."""
-        if kill:
-            self.server.kill()
-        else:
-            self.server.stop()
-        self.server.start()
+        with starting(self.root):
+            if kill:
+                self.server.kill()
+            else:
+                self.server.stop()
+            self.server.start()
         for client in self.sockets:
             client.status()
         for mcp in self.mcps:
