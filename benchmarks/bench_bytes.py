@@ -34,7 +34,7 @@ from typing import Any
 import _common as C
 
 from fresh_ls.core.text import utf8_len
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import ObserveParams, unstructure
 
 SESSION = "agent-1"

@@ -38,7 +38,7 @@ from typing import Any
 
 import _common as C
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import ObserveParams
 
 BIG = "src/orders.py"

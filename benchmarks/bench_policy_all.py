@@ -51,7 +51,7 @@ from fresh_ls.client import SyncClient, initialize_params
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import ObserveParams, unstructure
 
 try:  # the server's JSON-RPC layer, for the row that prices serialising this answer

@@ -32,7 +32,7 @@ import _common as C
 from fresh_ls.client import SyncClient
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import ObserveParams
 
 N_FILES = 100

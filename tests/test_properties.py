@@ -23,7 +23,7 @@ from fresh_ls.core.projection import plan
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import ObserveParams
 
 NAMES = ["alpha", "beta", "gamma", "delta", "total", "add"]

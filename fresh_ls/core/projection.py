@@ -142,7 +142,7 @@ class Projection:
     used_bytes: int
     budget_bytes: int
     #: the typed result (``fresh_ls.protocol.ProjectResult``) of this projection without
-    #: its plan id, built once by ``fresh_ls.wire`` (a cached projection is answered again
+    #: its plan id, built once by ``fresh_ls.engine.wire`` (a cached projection is answered again
     #: and again)
     wire: Any = field(default=None, compare=False, repr=False)
     #: ``wire`` as JSON text, without its opening brace (``planId`` goes first per answer).

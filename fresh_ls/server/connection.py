@@ -36,13 +36,13 @@ from pygls.uris import to_fs_path
 from fresh_ls import __version__
 from fresh_ls import protocol as P
 from fresh_ls.core.projection import DEFAULT_BUDGET_BYTES
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
+from fresh_ls.engine.wire import LEAVABLE, Encoded
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
 from fresh_ls.framing import FrameError, FrameReader
 from fresh_ls.server.documents import apply_change
 from fresh_ls.server.lsp_converter import lsp_converter
 from fresh_ls.server.pygls_adapter import AdaptedProtocol, read_loop
-from fresh_ls.wire import LEAVABLE, Encoded
 
 log = logging.getLogger(__name__)
 

@@ -16,12 +16,12 @@ from typing import Any
 import attrs
 import pytest
 
-from fresh_ls import wire
 from fresh_ls.core import projection as proj
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
+from fresh_ls.engine import wire
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import ObserveParams, ProjectResult, unstructure
 
 CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()

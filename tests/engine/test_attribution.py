@@ -1,6 +1,6 @@
 """``changedBy``: who made the last change the engine saw to a unit's lines.
 
-The engine reads the disk and tells ``fresh_ls.attribution`` what changed and who claimed a
+The engine reads the disk and tells ``fresh_ls.engine.attribution`` what changed and who claimed a
 write; these tests drive the engine as the server does (``did_write``, editor buffers and
 saves, ``sync`` for the watcher) and read the answer of ``stale``.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fresh_ls.attribution import CLAIM_WINDOW_S
-from fresh_ls.engine import Engine
+from fresh_ls.engine.attribution import CLAIM_WINDOW_S
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import unstructure
 
 from ._support import MOD, FakeClock, changed_by, edit, observe, unit

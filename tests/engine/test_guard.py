@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from fresh_ls.core import guard
 from fresh_ls.core.sources import Source
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import CheckEditParams, unstructure
 
 from ._support import MOD, FakeClock, edit, observe

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import DidInvalidateParams, unstructure
 
 from ._support import MOD, FakeClock, edit, observe, unit

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
+from fresh_ls.engine.plans import PLAN_TTL_S, PLANS_KEPT
 from fresh_ls.errors import UNKNOWN_ID, UnknownId
-from fresh_ls.plans import PLAN_TTL_S, PLANS_KEPT
 from fresh_ls.protocol import unstructure
 
 from ._support import MOD, FakeClock, observe

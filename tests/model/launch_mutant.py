@@ -48,9 +48,9 @@ def lost_update() -> None:
 
 
 def commit() -> None:
-    from fresh_ls import engine
     from fresh_ls import protocol as proto
     from fresh_ls.core.text import sha256_text
+    from fresh_ls.engine import engine
 
     def entries_only(self: engine.Engine, plan_id: str) -> proto.CommitResult:
         plan = self.plans.get(plan_id)
@@ -66,8 +66,8 @@ def commit() -> None:
 
 
 def gate() -> None:
-    from fresh_ls import engine
     from fresh_ls import protocol as proto
+    from fresh_ls.engine import engine
 
     real = engine.Engine.gate
 
@@ -83,7 +83,7 @@ def gate() -> None:
 
 def durability() -> None:
     from fresh_ls.core.model import View
-    from fresh_ls.store import ViewStore
+    from fresh_ls.engine.store import ViewStore
 
     real = ViewStore.put_view
     pending: set[asyncio.Task[None]] = set()
@@ -101,9 +101,9 @@ def durability() -> None:
 
 
 def stale() -> None:
-    from fresh_ls import engine
     from fresh_ls.core.model import View, ViewAssessment
     from fresh_ls.core.staleness import assess_view
+    from fresh_ls.engine import engine
 
     def by_view_only(self: engine.Engine, view: View) -> ViewAssessment:
         key = (view.session, view.view_id)
@@ -120,7 +120,7 @@ def stale() -> None:
 
 def own_writes() -> None:
     from fresh_ls.core.model import View
-    from fresh_ls.store import ViewStore
+    from fresh_ls.engine.store import ViewStore
 
     async def kept_in_memory(self: ViewStore, session: str, path: str, views: list[View]) -> None:
         return None

@@ -10,9 +10,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
+from fresh_ls.engine.wire import Encoded
 from fresh_ls.protocol import ObserveParams, unstructure
-from fresh_ls.wire import Encoded
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
+from fresh_ls.engine.wire import LEAVABLE
 from fresh_ls.protocol import ObserveParams
 from fresh_ls.server.connection import leaves_out
-from fresh_ls.wire import LEAVABLE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
 

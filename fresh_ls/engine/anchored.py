@@ -28,16 +28,16 @@ import functools
 from typing import TYPE_CHECKING
 
 from fresh_ls import protocol as proto
-from fresh_ls import wire
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger, SentEntry, place, shown_elsewhere, without_units
 from fresh_ls.core.model import View, ViewAssessment
 from fresh_ls.core.rerender import Span, align, rerender
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import sha256_text, split_lines
+from fresh_ls.engine import wire
 
 if TYPE_CHECKING:
-    from fresh_ls.engine import Engine
+    from fresh_ls.engine.engine import Engine
 
 #: Statuses a patch can show honestly: the lines of the range exist and can be read.
 PATCHABLE = ("changed", "moved")

@@ -3,12 +3,12 @@
 It owns the current sources (checked against the disk once per request: see
 ``Engine._moment``), the views of every session (in memory, written through to the store
 before an ``observe`` is acknowledged) and the editor buffers that only set ``editorDirty``.
-It tells ``fresh_ls.attribution`` what each read showed changed and who claimed a write,
-keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``, and answers ``fresh/checkEdit``
-by gathering what a session knows of a file (its views, and its own writes carried across:
-``_learn_write``) for ``fresh_ls.core.guard`` to decide. The rules themselves live
-in ``fresh_ls.core``; the engine only gathers their inputs and shapes their outputs for the
-wire (``fresh_ls.wire``). Time comes from the injected ``clock`` only.
+It tells ``fresh_ls.engine.attribution`` what each read showed changed and who claimed a
+write, keeps the plans ``fresh/commit`` checks in ``fresh_ls.engine.plans``, and answers
+``fresh/checkEdit`` by gathering what a session knows of a file (its views, and its own
+writes carried across: ``_learn_write``) for ``fresh_ls.core.guard`` to decide. The rules
+themselves live in ``fresh_ls.core``; the engine only gathers their inputs and shapes their
+outputs for the wire (``fresh_ls.engine.wire``). Time comes from the injected ``clock`` only.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from fresh_ls import __version__, anchored, ids, wire
+from fresh_ls import __version__, ids
 from fresh_ls import protocol as proto
-from fresh_ls.attribution import Attribution
 from fresh_ls.core import guard
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
@@ -34,10 +33,12 @@ from fresh_ls.core.ranges import observed_lines, observed_range, observed_spans,
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
+from fresh_ls.engine import anchored, wire
+from fresh_ls.engine.attribution import Attribution
+from fresh_ls.engine.plans import Plans
+from fresh_ls.engine.store import ViewStore
 from fresh_ls.errors import FileUnreadable, InvalidParams, OutsideRoot, UnknownId
-from fresh_ls.plans import Plans
 from fresh_ls.statedir import DATABASE_FILE
-from fresh_ls.store import ViewStore
 
 Notify = Callable[[proto.DidInvalidateParams], None]
 Clock = Callable[[], float]
@@ -242,7 +243,7 @@ class Engine:
 
     def _renew(self, view: View) -> None:
         """Put ``view`` in place of the view of the same id (a tool result patched in place
-        shows other lines now: ``fresh_ls.anchored``); the caller stores it."""
+        shows other lines now: ``fresh_ls.engine.anchored``); the caller stores it."""
         self.views.setdefault(view.session, {})[view.view_id] = view
         self._assessed.pop((view.session, view.view_id), None)
         self._last_status[(view.session, view.view_id)] = self._assess(view).status
@@ -396,7 +397,7 @@ class Engine:
         view_ids: list[str] | None = None,
         bytes_after: list[int] | None = None,
     ) -> proto.ProjectResult:
-        """``fresh/project`` with ``placement: anchored`` (``fresh_ls.anchored``): the
+        """``fresh/project`` with ``placement: anchored`` (``fresh_ls.engine.anchored``): the
         answer goes out only once the ledger it changed, and the views it patched in place,
         are on disk, so a restarted server builds the same bytes."""
         with self._moment():
