@@ -167,13 +167,13 @@ async def _scenario(reps: int) -> dict[str, Any]:
         for i in range(WARMUP + reps):
             before = lines[p_line - 1]
             edit(text_at(p_line, f"bench_undo = {i}"), p_line)
-            engine.project("ranged")
+            C.project(engine, "ranged")
             edit(before, p_line)
-            engine.project("ranged")
+            C.project(engine, "ranged")
             await reread("ranged")
             with C.no_gc():
                 edit(text_at(q_line, f"bench_after_undo = {i}"), q_line)
-                t, _ = C.timed(lambda: engine.project("ranged"))
+                t, _ = C.timed(lambda: C.project(engine, "ranged"))
             if i >= WARMUP:
                 undo_s.append(t)
 
@@ -184,7 +184,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
         with C.no_gc():
             for i in range(WARMUP + reps):
                 edit(toggles[i % 2], q_line)
-                t, _ = C.timed(lambda: engine.project("ranged"))
+                t, _ = C.timed(lambda: C.project(engine, "ranged"))
                 if i >= WARMUP:
                     toggle_s.append(t)
         await engine.close()

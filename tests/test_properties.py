@@ -11,6 +11,7 @@ what "current" means) with fewer.
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 from pathlib import Path
 
@@ -24,7 +25,35 @@ from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
 from fresh_ls.engine.engine import Engine
-from fresh_ls.protocol import ObserveParams
+from fresh_ls.protocol import (
+    CommitParams,
+    ObserveParams,
+    Policy,
+    ProjectParams,
+    ProjectResult,
+    StaleParams,
+    parse,
+)
+
+
+async def project(
+    engine: Engine,
+    session: str,
+    budget_bytes: int | None = None,
+    policy: str | None = None,
+    view_ids: list[str] | None = None,
+) -> ProjectResult:
+    """``fresh/project``, its answer read back from the JSON the engine encodes for the wire."""
+    text = await engine.project(
+        ProjectParams(
+            session=session,
+            budget_bytes=budget_bytes,
+            policy=Policy(policy) if policy is not None else None,
+            view_ids=view_ids,
+        )
+    )
+    return parse(ProjectResult, json.loads(text), "result")
+
 
 NAMES = ["alpha", "beta", "gamma", "delta", "total", "add"]
 BODY = ["x = 1", "return x", "y = x + 1", "pass", "print(x)", "return None", ""]
@@ -157,14 +186,14 @@ def test_engine_edit_sequences_on_disk(data: st.DataObject, text: str) -> None:
                     current = data.draw(edits(current))
                     path.write_text(current)
                     lines = split_lines(current)
-                    for v in engine.stale("s").views:
+                    for v in engine.stale(StaleParams(session="s")).views:
                         first, last, seen = observed[v.view_id]
                         if "".join(lines[first - 1 : last]) != seen:
                             assert v.status != "fresh"
-                    p = engine.project("s", 131072, "all")
+                    p = await project(engine, "s", 131072, "all")
                     for e in p.entries:
                         assert e.text == "".join(lines[e.first_line - 1 : e.last_line])
-                    assert engine.commit(p.plan_id).ok is True
+                    assert engine.commit(CommitParams(plan_id=p.plan_id)).ok is True
             finally:
                 await engine.close()
 

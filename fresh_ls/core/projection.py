@@ -673,6 +673,11 @@ class ProjectionCache:
             del self._kept[next(iter(self._kept))]
         return projection
 
+    def drop(self, session: str) -> None:
+        """Drop the kept projections of ``session`` (forgotten: none of them is asked again)."""
+        for where in [w for w in self._kept if w[0] == session]:
+            del self._kept[where]
+
     def forget(self) -> None:
         """Drop every kept projection (the texts of files stay, keyed by their content)."""
         self._kept.clear()

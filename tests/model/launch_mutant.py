@@ -52,8 +52,8 @@ def commit() -> None:
     from fresh_ls.core.text import sha256_text
     from fresh_ls.engine import engine
 
-    def entries_only(self: engine.Engine, plan_id: str) -> proto.CommitResult:
-        plan = self.plans.get(plan_id)
+    def entries_only(self: engine.Engine, p: proto.CommitParams) -> proto.CommitResult:
+        plan = self.plans.get(p.plan_id)
         changed: set[str] = set()
         for path, first, last, sha in plan.entries:
             source, _ = self._current_or_none(path)
@@ -71,10 +71,8 @@ def gate() -> None:
 
     real = engine.Engine.gate
 
-    def changed_holds(
-        self: engine.Engine, session: str, view_ids: list[str] | None = None
-    ) -> proto.GateResult:
-        result = real(self, session, view_ids)
+    def changed_holds(self: engine.Engine, p: proto.GateParams) -> proto.GateResult:
+        result = real(self, p)
         stale = tuple(v for v in result.stale if v.status != proto.Status.CHANGED)
         return proto.GateResult(proceed=not stale, stale=stale)
 
@@ -106,13 +104,13 @@ def stale() -> None:
     from fresh_ls.engine import engine
 
     def by_view_only(self: engine.Engine, view: View) -> ViewAssessment:
-        key = (view.session, view.view_id)
-        cached = self._assessed.get(key)
+        assessed = self._session(view.session).assessed
+        cached = assessed.get(view.view_id)
         if cached is not None and cached[1] == view.seq:
             return cached[2]
         source, reason = self._current_or_none(view.path)
         assessment = assess_view(view, source, reason)
-        self._assessed[key] = ("", view.seq, assessment)
+        assessed[view.view_id] = ("", view.seq, assessment)
         return assessment
 
     engine.Engine._assess = by_view_only  # type: ignore[method-assign]
