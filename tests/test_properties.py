@@ -11,7 +11,6 @@ what "current" means) with fewer.
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
 from pathlib import Path
 
@@ -24,36 +23,15 @@ from fresh_ls.core.projection import plan
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
+from fresh_ls.engine import wire
 from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import (
     CommitParams,
     ObserveParams,
     Policy,
     ProjectParams,
-    ProjectResult,
     StaleParams,
-    parse,
 )
-
-
-async def project(
-    engine: Engine,
-    session: str,
-    budget_bytes: int | None = None,
-    policy: str | None = None,
-    view_ids: list[str] | None = None,
-) -> ProjectResult:
-    """``fresh/project``, its answer read back from the JSON the engine encodes for the wire."""
-    text = await engine.project(
-        ProjectParams(
-            session=session,
-            budget_bytes=budget_bytes,
-            policy=Policy(policy) if policy is not None else None,
-            view_ids=view_ids,
-        )
-    )
-    return parse(ProjectResult, json.loads(text), "result")
-
 
 NAMES = ["alpha", "beta", "gamma", "delta", "total", "add"]
 BODY = ["x = 1", "return x", "y = x + 1", "pass", "print(x)", "return None", ""]
@@ -190,7 +168,8 @@ def test_engine_edit_sequences_on_disk(data: st.DataObject, text: str) -> None:
                         first, last, seen = observed[v.view_id]
                         if "".join(lines[first - 1 : last]) != seen:
                             assert v.status != "fresh"
-                    p = await project(engine, "s", 131072, "all")
+                    asked = ProjectParams(session="s", budget_bytes=131072, policy=Policy.ALL)
+                    p = wire.read_project(await engine.project(asked))
                     for e in p.entries:
                         assert e.text == "".join(lines[e.first_line - 1 : e.last_line])
                     assert engine.commit(CommitParams(plan_id=p.plan_id)).ok is True

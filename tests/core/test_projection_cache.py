@@ -8,7 +8,6 @@ repeated request with nothing changed must be served from the cache and be ident
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -29,29 +28,8 @@ from fresh_ls.protocol import (
     Policy,
     ProjectParams,
     ProjectResult,
-    parse,
     unstructure,
 )
-
-
-async def project(
-    engine: Engine,
-    session: str,
-    budget_bytes: int | None = None,
-    policy: str | None = None,
-    view_ids: list[str] | None = None,
-) -> ProjectResult:
-    """``fresh/project``, its answer read back from the JSON the engine encodes for the wire."""
-    text = await engine.project(
-        ProjectParams(
-            session=session,
-            budget_bytes=budget_bytes,
-            policy=Policy(policy) if policy is not None else None,
-            view_ids=view_ids,
-        )
-    )
-    return parse(ProjectResult, json.loads(text), "result")
-
 
 CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
 UTIL = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\nLIMIT = 3\n"
@@ -119,9 +97,18 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
 
         state: dict[str, Any] = {"budget": proj.DEFAULT_BUDGET_BYTES, "policy": "all"}
 
+        async def asked(engine: Engine, state: dict[str, Any]) -> ProjectResult:
+            params = ProjectParams(
+                session="s",
+                budget_bytes=state["budget"],
+                policy=Policy(state["policy"]),
+                view_ids=state.get("ids"),
+            )
+            return wire.read_project(await engine.project(params))
+
         async def check(expect_hit: bool, dirty: frozenset[str] = frozenset()) -> ProjectResult:
             hits = cache.hits
-            got = await project(engine, "s", state["budget"], state["policy"], state.get("ids"))
+            got = await asked(engine, state)
             assert (cache.hits == hits + 1) is expect_hit
             want = from_scratch(
                 engine, "s", state["budget"], state["policy"], state.get("ids"), dirty
@@ -131,7 +118,7 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
                 disk = split_lines((root / e.path).read_bytes().decode("utf-8"))
                 assert e.text == "".join(disk[e.first_line - 1 : e.last_line])
             # the same request again, nothing changed: the cache, the same answer
-            again = await project(engine, "s", state["budget"], state["policy"], state.get("ids"))
+            again = await asked(engine, state)
             assert body(again) == body(got) and again.plan_id != got.plan_id
             assert cache.hits == hits + (2 if expect_hit else 1)
             return got
@@ -213,11 +200,21 @@ async def test_an_unchanged_file_keeps_its_texts_across_an_edit_of_another(
     try:
         await engine.observe(ObserveParams(session="s", path="cart.py", view_id="whole"))
         await engine.observe(ObserveParams(session="s", path="util.py", view_id="all"))
-        before = {e.path: e for e in (await project(engine, "s", policy="all")).entries}
+        before = {
+            e.path: e
+            for e in wire.read_project(
+                await engine.project(ProjectParams(session="s", policy=Policy.ALL))
+            ).entries
+        }
         slices = engine.projections.slices
         kept = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))
         write(root / "util.py", UTIL.replace("LIMIT = 3", "LIMIT = 9"))
-        after = {e.path: e for e in (await project(engine, "s", policy="all")).entries}
+        after = {
+            e.path: e
+            for e in wire.read_project(
+                await engine.project(ProjectParams(session="s", policy=Policy.ALL))
+            ).entries
+        }
         assert after["cart.py"] == before["cart.py"]
         assert after["util.py"].text == UTIL.replace("LIMIT = 3", "LIMIT = 9")
         again = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))

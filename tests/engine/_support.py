@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from fresh_ls.engine import wire
 from fresh_ls.engine.engine import Engine
 from fresh_ls.protocol import (
     ObserveParams,
@@ -15,7 +15,6 @@ from fresh_ls.protocol import (
     ProjectParams,
     ProjectResult,
     StaleParams,
-    parse,
     unstructure,
 )
 
@@ -103,4 +102,4 @@ async def project(
             bytes_after=bytes_after,
         )
     )
-    return parse(ProjectResult, json.loads(text), "result")
+    return wire.read_project(text)
