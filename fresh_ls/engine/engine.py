@@ -506,7 +506,8 @@ class Engine:
         )
 
     @_in_one_moment
-    def status(self) -> proto.StatusResult:
+    def status(self, p: proto.StatusParams | None = None) -> proto.StatusResult:
+        """``fresh/status`` (its params are empty; taken so every request is called alike)."""
         sessions = []
         for name, views in sorted(self.views.items()):
             stale = sum(1 for v in views.values() if self._assess(v).status != "fresh")

@@ -429,7 +429,7 @@ def register_features(server: FreshServer) -> None:
         P.PROJECT: project,
         P.COMMIT: lambda p: P.unstructure(engine.commit(p)),
         P.FORGET: forget,
-        P.STATUS: lambda p: P.unstructure(engine.status()),
+        P.STATUS: lambda p: P.unstructure(engine.status(p)),
         P.VIEW_TEXT: lambda p: P.unstructure(engine.view_text(p)),
         P.CHECK_EDIT: check_edit,
         P.GATE: lambda p: P.unstructure(engine.gate(p)),
