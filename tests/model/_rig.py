@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -31,6 +32,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from fresh_ls.client import SyncClient
+from fresh_ls.statedir import START_LOCK_FILE, STATE_DIR_NAME
 
 #: A sanity bound for one answer or one process start (never a performance threshold).
 WAIT_S = 30.0
@@ -225,23 +227,40 @@ class Rig:
                 pool.submit(Mcp, self.loop, self.root, f"mcp-{i}", self.mcp_log)
                 for i in range(mcps)
             ]
-            self.server.start()
+            with self._starting():
+                self.server.start()
             self.sockets = [self._attach() for _ in range(sockets)]
             self.mcps = [f.result(WAIT_S) for f in starting]
 
     def _attach(self) -> SyncClient:
         return SyncClient.attach(self.root, timeout=WAIT_S)
 
+    @contextlib.contextmanager
+    def _starting(self) -> Iterator[None]:
+        """Hold the root's ``start.lock`` while the server is down and starting: an MCP
+        process's client reconnects as soon as its server goes and starts one itself when
+        none is live (``AsyncClient.shared``), which would take the root before this rig's
+        server (the mutant's, say). Holding the lock, it waits for the endpoint instead."""
+        state = self.root / STATE_DIR_NAME
+        state.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(state / START_LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
     def restart(self, kill: bool) -> None:
         """Kill (SIGKILL) or stop (SIGTERM) the server, start it again, and bring every
         client back to it: each socket client reconnects on its next request, each MCP
         process on its next tool call (both through ``endpoint.json``). They are made to do
         so now, so nothing later is sent into a connection the old server took with it."""
-        if kill:
-            self.server.kill()
-        else:
-            self.server.stop()
-        self.server.start()
+        with self._starting():
+            if kill:
+                self.server.kill()
+            else:
+                self.server.stop()
+            self.server.start()
         for client in self.sockets:
             client.status()
         for mcp in self.mcps:
