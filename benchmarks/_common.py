@@ -109,6 +109,23 @@ def summary_ms(samples_s: list[float]) -> dict[str, float]:
     }
 
 
+def project(engine: Any, session: str, policy: str | None = None) -> Any:
+    """``Engine.project`` in process, placement ``end``, as the JSON text the server sends.
+
+    That placement never waits for the store, so its coroutine finishes at its first step:
+    it is run in place (no event loop hop in the timing: the work alone)."""
+    from fresh_ls.protocol import Policy, ProjectParams
+
+    asked = ProjectParams(session=session, policy=Policy(policy) if policy else None)
+    step = engine.project(asked)
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value
+    step.close()
+    raise RuntimeError("Engine.project waited: a placement that awaits cannot run in place")
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t0 = time.perf_counter()
     out = fn()

@@ -25,6 +25,7 @@ Compared, for the views ``fresh/stale`` reports not fresh:
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 import tempfile
@@ -34,8 +35,8 @@ from typing import Any
 import _common as C
 
 from fresh_ls.core.text import utf8_len
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams, unstructure
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import ObserveParams, StaleParams, unstructure
 
 SESSION = "agent-1"
 EDITED_FILES = 5
@@ -55,7 +56,7 @@ async def _scenario(shape: str) -> dict[str, Any]:
                     session=SESSION, path=rel, view_id=vid, first_line=first, last_line=last
                 )
             )
-        assert engine.project(SESSION).used_bytes == 0
+        assert json.loads(C.project(engine, SESSION))["usedBytes"] == 0
 
         rng = random.Random(3)
         edited = 0
@@ -84,8 +85,9 @@ async def _scenario(shape: str) -> dict[str, Any]:
             (root / rel).write_text("".join(lines), "utf-8")
             edited += 1
 
-        stale = [v for v in unstructure(engine.stale(SESSION))["views"] if v["status"] != "fresh"]
-        plan = unstructure(engine.project(SESSION))
+        stale = unstructure(engine.stale(StaleParams(session=SESSION)))["views"]
+        stale = [v for v in stale if v["status"] != "fresh"]
+        plan = json.loads(C.project(engine, SESSION))
         await engine.close()
         size = {rel: (root / rel).stat().st_size for rel in corpus.files}
         ranged = 0  # re-reading exactly the stale views' line ranges, as they are now

@@ -38,8 +38,8 @@ from typing import Any
 
 import _common as C
 
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import ObserveParams, StaleParams
 
 BIG = "src/orders.py"
 BIG_LINES = 5000
@@ -127,8 +127,9 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
         ops: list[tuple[str, str, Callable[[], Any]]] = []
         for session in sessions:
-            ops.append(("project", session, functools.partial(engine.project, session)))
-            ops.append(("stale", session, functools.partial(engine.stale, session)))
+            ops.append(("project", session, functools.partial(C.project, engine, session)))
+            asked = StaleParams(session=session)
+            ops.append(("stale", session, functools.partial(engine.stale, asked)))
         first_s: dict[str, list[float]] = {f"{o}/{s}": [] for o, s, _ in ops}
         second_s: dict[str, list[float]] = {f"{o}/{s}": [] for o, s, _ in ops}
         index = engine.sources.index
@@ -145,7 +146,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
                     first_s[f"{op}/{session}"].append(t1)
                     second_s[f"{op}/{session}"].append(t2)
                 if op == "stale":  # exactly the views holding the edited line changed
-                    got = {v["viewId"] for v in out["views"] if v["status"] != "fresh"}
+                    got = {v.view_id for v in out.views if v.status != "fresh"}
                     want = {
                         vid
                         for vid, rel, f, last in sessions[session]
@@ -167,13 +168,13 @@ async def _scenario(reps: int) -> dict[str, Any]:
         for i in range(WARMUP + reps):
             before = lines[p_line - 1]
             edit(text_at(p_line, f"bench_undo = {i}"), p_line)
-            engine.project("ranged")
+            C.project(engine, "ranged")
             edit(before, p_line)
-            engine.project("ranged")
+            C.project(engine, "ranged")
             await reread("ranged")
             with C.no_gc():
                 edit(text_at(q_line, f"bench_after_undo = {i}"), q_line)
-                t, _ = C.timed(lambda: engine.project("ranged"))
+                t, _ = C.timed(lambda: C.project(engine, "ranged"))
             if i >= WARMUP:
                 undo_s.append(t)
 
@@ -184,7 +185,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
         with C.no_gc():
             for i in range(WARMUP + reps):
                 edit(toggles[i % 2], q_line)
-                t, _ = C.timed(lambda: engine.project("ranged"))
+                t, _ = C.timed(lambda: C.project(engine, "ranged"))
                 if i >= WARMUP:
                     toggle_s.append(t)
         await engine.close()

@@ -18,7 +18,7 @@ Two situations, each timed interleaved with the naive loop, in process and over 
   goes first, right after the write, so the server's watcher has not run yet (its debounce
   is far longer than the gap).
 
-* ours, in process: ``Engine.project(session, policy="all")``.
+* ours, in process: ``Engine.project`` (``policy: all``), the JSON text the server sends.
 * ours, over stdio: ``fresh/project`` through ``SyncClient.spawn(root)``, the contract's
   whole answer (every client that asks nothing else gets it);
 * ours, over stdio, lean: a second server whose client declared the experimental capability
@@ -51,8 +51,8 @@ from fresh_ls.client import SyncClient, initialize_params
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams, unstructure
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import ObserveParams
 
 try:  # the server's JSON-RPC layer, for the row that prices serialising this answer
     from pygls.protocol import default_converter
@@ -231,7 +231,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
             naive = Naive(root, views)
 
             def ours() -> Any:
-                return engine.project(SESSION, policy="all")
+                return C.project(engine, SESSION, policy="all")
 
             def wire() -> Any:
                 return client.project(SESSION, policy="all")
@@ -241,7 +241,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
             for _ in range(WARMUP):
                 ours(), wire(), wire_lean(), naive.project()
-            a, b = unstructure(ours()), wire()
+            a, b = json.loads(ours()), wire()
             _check(a, root, len(views))
             assert _same(a, b), "in process and over stdio disagree"
             raw_lean = lean.project(SESSION, policy="all")
@@ -305,7 +305,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
                     t_naive, _ = C.timed(naive.project)
                     t_second, _ = C.timed(ours)
                 if cycle < 3:
-                    got_ours = unstructure(got_ours)
+                    got_ours = json.loads(got_ours)
                     _check(got_ours, root, len(views))
                     assert _same(got_ours, got_wire), "in process and over stdio disagree"
                     assert _same(got_ours, got_lean), "in process and the lean answer disagree"

@@ -6,7 +6,8 @@ changes, and every file is dated an hour into the past with ``os.utime`` so Sour
 trusts its stat (files modified in the last ``RACY_WINDOW_S`` = 2 s are re-hashed on every
 request by design; that cost is what ``bench_edit.py`` measures).
 
-* ours, in process: ``Engine.project(session)`` (policy ``stale``, default budget).
+* ours, in process: ``Engine.project`` (policy ``stale``, default budget), the JSON text
+  the server sends.
 * ours, over the wire: ``fresh/project`` through ``SyncClient.spawn(root)``, a real
   ``python -m fresh_ls serve --stdio`` subprocess (JSON-RPC framing, pipes, pygls).
 * naive: per request, re-read every observed file, fully re-parse it with tree-sitter
@@ -22,6 +23,7 @@ The three are timed interleaved, repetition by repetition, in one run.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -32,8 +34,8 @@ import _common as C
 from fresh_ls.client import SyncClient
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import ObserveParams, StaleParams
 
 N_FILES = 100
 LINES = (200, 450)
@@ -94,13 +96,13 @@ async def _scenario(reps: int) -> dict[str, Any]:
             naive = Naive(root, views)
 
             def ours() -> Any:
-                return engine.project(SESSION)
+                return C.project(engine, SESSION)
 
             def wire() -> Any:
                 return client.project(SESSION)
 
             def stale_ours() -> Any:
-                return engine.stale(SESSION)
+                return engine.stale(StaleParams(session=SESSION))
 
             def noop_wire() -> Any:  # the transport alone: nothing to look up
                 return client.forget("bench-nobody", ["no-such-view"])
@@ -108,7 +110,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
             for _ in range(WARMUP):
                 ours(), wire(), naive.stale(), stale_ours(), noop_wire()
             # correctness of the comparison: nothing changed, everybody agrees
-            assert ours().used_bytes == 0 and wire()["usedBytes"] == 0
+            assert json.loads(ours())["usedBytes"] == 0 and wire()["usedBytes"] == 0
             assert naive.stale() == []
             assert all(v.status == "fresh" for v in stale_ours().views)
 

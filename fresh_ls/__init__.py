@@ -2,7 +2,8 @@
 
 The package is layered so that the rules can be tested with plain strings:
 ``fresh_ls.core`` (pure: sources, definitions, units, staleness, projection),
-``fresh_ls.store`` (SQLite persistence), ``fresh_ls.server`` (the thin LSP layer),
+``fresh_ls.engine`` (sessions, placement, plans, SQLite persistence, wire shapes),
+``fresh_ls.server`` (the thin LSP layer),
 ``fresh_ls.cli`` and ``fresh_ls.client``.
 """
 

@@ -362,8 +362,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
+    from fresh_ls.engine.store import StoreError
     from fresh_ls.server.app import Limits, serve
-    from fresh_ls.store import StoreError
 
     logging.basicConfig(
         level=args.log_level.upper(),

@@ -37,7 +37,7 @@ class Finding:
 
 
 def _store(path: Path) -> tuple[bool, str]:
-    from fresh_ls.store import SCHEMA_VERSION
+    from fresh_ls.engine.store import SCHEMA_VERSION
 
     if not path.exists():
         return True, f"{path} does not exist yet (the first server creates it)"

@@ -693,7 +693,7 @@ _PRIMITIVES = (str, int, bool, float)
 def _unstructure_factory(conv: cattrs.Converter) -> Callable[[type], Any]:
     """A generated function per class that keeps the fields' order on the wire, leaving out
     an ``OMITTED`` key in its place when None (cattrs's own ``omit_if_default`` moves such
-    keys to the end, and ``fresh_ls.wire`` has always sent e.g. ``name`` before
+    keys to the end, and ``fresh_ls.engine.wire`` has always sent e.g. ``name`` before
     ``firstLine``)."""
 
     def factory(cls: type) -> Any:

@@ -23,8 +23,15 @@ from fresh_ls.core.projection import plan
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams
+from fresh_ls.engine import wire
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import (
+    CommitParams,
+    ObserveParams,
+    Policy,
+    ProjectParams,
+    StaleParams,
+)
 
 NAMES = ["alpha", "beta", "gamma", "delta", "total", "add"]
 BODY = ["x = 1", "return x", "y = x + 1", "pass", "print(x)", "return None", ""]
@@ -157,14 +164,15 @@ def test_engine_edit_sequences_on_disk(data: st.DataObject, text: str) -> None:
                     current = data.draw(edits(current))
                     path.write_text(current)
                     lines = split_lines(current)
-                    for v in engine.stale("s").views:
+                    for v in engine.stale(StaleParams(session="s")).views:
                         first, last, seen = observed[v.view_id]
                         if "".join(lines[first - 1 : last]) != seen:
                             assert v.status != "fresh"
-                    p = engine.project("s", 131072, "all")
+                    asked = ProjectParams(session="s", budget_bytes=131072, policy=Policy.ALL)
+                    p = wire.read_project(await engine.project(asked))
                     for e in p.entries:
                         assert e.text == "".join(lines[e.first_line - 1 : e.last_line])
-                    assert engine.commit(p.plan_id).ok is True
+                    assert engine.commit(CommitParams(plan_id=p.plan_id)).ok is True
             finally:
                 await engine.close()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fresh_ls.core.model import ObservedUnit, View
-from fresh_ls.store import SCHEMA_VERSION, StoreError, ViewStore
+from fresh_ls.engine.store import SCHEMA_VERSION, StoreError, ViewStore
 
 
 def make_view(view_id: str, seq: int, session: str = "s") -> View:

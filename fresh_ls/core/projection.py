@@ -142,7 +142,7 @@ class Projection:
     used_bytes: int
     budget_bytes: int
     #: the typed result (``fresh_ls.protocol.ProjectResult``) of this projection without
-    #: its plan id, built once by ``fresh_ls.wire`` (a cached projection is answered again
+    #: its plan id, built once by ``fresh_ls.engine.wire`` (a cached projection is answered again
     #: and again)
     wire: Any = field(default=None, compare=False, repr=False)
     #: ``wire`` as JSON text, without its opening brace (``planId`` goes first per answer).
@@ -672,6 +672,11 @@ class ProjectionCache:
         while len(self._kept) > self.MAX_KEPT:
             del self._kept[next(iter(self._kept))]
         return projection
+
+    def drop(self, session: str) -> None:
+        """Drop the kept projections of ``session`` (forgotten: none of them is asked again)."""
+        for where in [w for w in self._kept if w[0] == session]:
+            del self._kept[where]
 
     def forget(self) -> None:
         """Drop every kept projection (the texts of files stay, keyed by their content)."""

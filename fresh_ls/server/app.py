@@ -18,7 +18,7 @@ from pathlib import Path
 from pygls.io_ import StdoutWriter
 
 from fresh_ls import protocol
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 from fresh_ls.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limit
 from fresh_ls.server.connection import (
     ConnectionInfo,

@@ -35,14 +35,13 @@ from pygls.uris import to_fs_path
 
 from fresh_ls import __version__
 from fresh_ls import protocol as P
-from fresh_ls.core.projection import DEFAULT_BUDGET_BYTES
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine, ProjectDefaults
+from fresh_ls.engine.wire import LEAVABLE, Encoded
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
 from fresh_ls.framing import FrameError, FrameReader
 from fresh_ls.server.documents import apply_change
 from fresh_ls.server.lsp_converter import lsp_converter
 from fresh_ls.server.pygls_adapter import AdaptedProtocol, read_loop
-from fresh_ls.wire import LEAVABLE, Encoded
 
 log = logging.getLogger(__name__)
 
@@ -415,43 +414,25 @@ def register_features(server: FreshServer) -> None:
         return P.unstructure(await engine.observe(p))
 
     async def forget(p: P.ForgetParams) -> Any:
-        return P.unstructure(await engine.forget(p.session, p.view_ids))
+        return P.unstructure(await engine.forget(p))
 
     async def project(p: P.ProjectParams) -> Any:
-        budget = p.budget_bytes if p.budget_bytes is not None else conn.budget_bytes
-        policy = p.policy or conn.policy or P.Policy.STALE
-        if p.placement == P.Placement.ANCHORED:
-            return P.unstructure(
-                await engine.project_anchored(
-                    p.session,
-                    p.results or [],
-                    budget if budget is not None else DEFAULT_BUDGET_BYTES,
-                    policy,
-                    p.view_ids,
-                    p.bytes_after,
-                )
-            )
-        return engine.project_encoded(
-            p.session,
-            budget if budget is not None else DEFAULT_BUDGET_BYTES,
-            policy,
-            p.view_ids,
-            conn.project_leaves_out,
-        )
+        defaults = ProjectDefaults(conn.budget_bytes, conn.policy, conn.project_leaves_out)
+        return await engine.project(p, defaults)
 
     async def check_edit(p: P.CheckEditParams) -> Any:
         return P.unstructure(await engine.check_edit(p))
 
     handlers: dict[str, Callable[[Any], Any]] = {
         P.OBSERVE: observe,
-        P.STALE: lambda p: P.unstructure(engine.stale(p.session, p.view_ids)),
+        P.STALE: lambda p: P.unstructure(engine.stale(p)),
         P.PROJECT: project,
-        P.COMMIT: lambda p: P.unstructure(engine.commit(p.plan_id)),
+        P.COMMIT: lambda p: P.unstructure(engine.commit(p)),
         P.FORGET: forget,
-        P.STATUS: lambda p: P.unstructure(engine.status()),
-        P.VIEW_TEXT: lambda p: P.unstructure(engine.view_text(p.session, p.view_id)),
+        P.STATUS: lambda p: P.unstructure(engine.status(p)),
+        P.VIEW_TEXT: lambda p: P.unstructure(engine.view_text(p)),
         P.CHECK_EDIT: check_edit,
-        P.GATE: lambda p: P.unstructure(engine.gate(p.session, p.view_ids)),
+        P.GATE: lambda p: P.unstructure(engine.gate(p)),
     }
     for method, fn in handlers.items():
         server.feature(method)(_guard(server, fn))

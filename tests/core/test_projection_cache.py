@@ -16,13 +16,20 @@ from typing import Any
 import attrs
 import pytest
 
-from fresh_ls import wire
 from fresh_ls.core import projection as proj
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams, ProjectResult, unstructure
+from fresh_ls.engine import wire
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import (
+    ForgetParams,
+    ObserveParams,
+    Policy,
+    ProjectParams,
+    ProjectResult,
+    unstructure,
+)
 
 CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
 UTIL = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\nLIMIT = 3\n"
@@ -90,9 +97,18 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
 
         state: dict[str, Any] = {"budget": proj.DEFAULT_BUDGET_BYTES, "policy": "all"}
 
-        def check(expect_hit: bool, dirty: frozenset[str] = frozenset()) -> ProjectResult:
+        async def asked(engine: Engine, state: dict[str, Any]) -> ProjectResult:
+            params = ProjectParams(
+                session="s",
+                budget_bytes=state["budget"],
+                policy=Policy(state["policy"]),
+                view_ids=state.get("ids"),
+            )
+            return wire.read_project(await engine.project(params))
+
+        async def check(expect_hit: bool, dirty: frozenset[str] = frozenset()) -> ProjectResult:
             hits = cache.hits
-            got = engine.project("s", state["budget"], state["policy"], state.get("ids"))
+            got = await asked(engine, state)
             assert (cache.hits == hits + 1) is expect_hit
             want = from_scratch(
                 engine, "s", state["budget"], state["policy"], state.get("ids"), dirty
@@ -102,12 +118,12 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
                 disk = split_lines((root / e.path).read_bytes().decode("utf-8"))
                 assert e.text == "".join(disk[e.first_line - 1 : e.last_line])
             # the same request again, nothing changed: the cache, the same answer
-            again = engine.project("s", state["budget"], state["policy"], state.get("ids"))
+            again = await asked(engine, state)
             assert body(again) == body(got) and again.plan_id != got.plan_id
             assert cache.hits == hits + (2 if expect_hit else 1)
             return got
 
-        first = check(expect_hit=False)
+        first = await check(expect_hit=False)
         assert len(first.markers) == 4
 
         # an answer changed by its caller does not change the next one
@@ -120,54 +136,54 @@ async def test_no_input_change_is_served_from_the_cache_and_every_change_replans
         as_json["entries"][0]["text"] = "tampered"
         as_json["entries"][0]["viewIds"].append("tampered")
         as_json["markers"].clear()
-        check(expect_hit=True)
+        await check(expect_hit=True)
 
         # an edit inside a view (same size: only the content differs)
         write(root / "cart.py", CART.replace("* RATE", "+ RATE"))
-        check(expect_hit=False)
+        await check(expect_hit=False)
         # an edit outside every view of a file that is still projected
         write(root / "util.py", UTIL.replace("LIMIT = 3", "LIMIT = 4"))
-        check(expect_hit=False)
+        await check(expect_hit=False)
         # a new observe, a re-observe of the same view id, a forget
         await engine.observe(
             ObserveParams(session="s", path="util.py", view_id="sub", first_line=5, last_line=6)
         )
-        check(expect_hit=False)
+        await check(expect_hit=False)
         await engine.observe(
             ObserveParams(session="s", path="cart.py", view_id="line9", first_line=8, last_line=10)
         )
-        check(expect_hit=False)
-        await engine.forget("s", ["add"])
-        check(expect_hit=False)
+        await check(expect_hit=False)
+        await engine.forget(ForgetParams(session="s", view_ids=["add"]))
+        await check(expect_hit=False)
         # another session's observe and forget change nothing of this one
         await engine.observe(
             ObserveParams(session="other", path="cart.py", view_id="o2", first_line=1, last_line=1)
         )
-        await engine.forget("other", ["o1"])
-        check(expect_hit=True)
+        await engine.forget(ForgetParams(session="other", view_ids=["o1"]))
+        await check(expect_hit=True)
         # budget, policy, viewIds
         state["budget"] = 300
-        check(expect_hit=False)
+        await check(expect_hit=False)
         state["policy"] = "stale"
-        check(expect_hit=False)
+        await check(expect_hit=False)
         state["ids"] = ["whole", "sub"]
-        check(expect_hit=False)
+        await check(expect_hit=False)
         state["ids"] = ["sub", "whole"]
-        check(expect_hit=False)
+        await check(expect_hit=False)
         state.pop("ids")
         state["budget"], state["policy"] = proj.DEFAULT_BUDGET_BYTES, "all"
-        check(expect_hit=True)  # the projection of these inputs is still kept
+        await check(expect_hit=True)  # the projection of these inputs is still kept
         # an editor buffer that differs from the disk, then closed again
         engine.editor_update("conn-1", "util.py", UTIL + "# typing\n")
-        check(expect_hit=False, dirty=frozenset({"util.py"}))
+        await check(expect_hit=False, dirty=frozenset({"util.py"}))
         engine.editor_closed("conn-1", "util.py")
-        check(expect_hit=False)
+        await check(expect_hit=False)
         # a file deleted, then written back
         (root / "util.py").unlink()
-        gone = check(expect_hit=False)
+        gone = await check(expect_hit=False)
         assert any(o.reason == "deleted" for o in gone.omitted)
         write(root / "util.py", UTIL)
-        check(expect_hit=False)
+        await check(expect_hit=False)
     finally:
         await engine.close()
 
@@ -184,11 +200,21 @@ async def test_an_unchanged_file_keeps_its_texts_across_an_edit_of_another(
     try:
         await engine.observe(ObserveParams(session="s", path="cart.py", view_id="whole"))
         await engine.observe(ObserveParams(session="s", path="util.py", view_id="all"))
-        before = {e.path: e for e in engine.project("s", policy="all").entries}
+        before = {
+            e.path: e
+            for e in wire.read_project(
+                await engine.project(ProjectParams(session="s", policy=Policy.ALL))
+            ).entries
+        }
         slices = engine.projections.slices
         kept = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))
         write(root / "util.py", UTIL.replace("LIMIT = 3", "LIMIT = 9"))
-        after = {e.path: e for e in engine.project("s", policy="all").entries}
+        after = {
+            e.path: e
+            for e in wire.read_project(
+                await engine.project(ProjectParams(session="s", policy=Policy.ALL))
+            ).entries
+        }
         assert after["cart.py"] == before["cart.py"]
         assert after["util.py"].text == UTIL.replace("LIMIT = 3", "LIMIT = 9")
         again = slices.memo(engine.sources.get("cart.py"), 1, len(split_lines(CART)))

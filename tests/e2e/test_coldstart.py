@@ -60,7 +60,7 @@ def test_status_against_a_running_server_imports_nothing_heavy(tmp_path: Path) -
             "fresh_ls.replay",
             "fresh_ls.server",
             "fresh_ls.engine",
-            "fresh_ls.store",
+            "fresh_ls.engine.store",
         )
     finally:
         server.stop()

@@ -5,8 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams, ObserveResult, unstructure
+from fresh_ls.engine import wire
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import (
+    ObserveParams,
+    ObserveResult,
+    Placement,
+    Policy,
+    ProjectParams,
+    ProjectResult,
+    StaleParams,
+    unstructure,
+)
 
 
 class FakeClock:
@@ -58,7 +68,7 @@ async def observe(
 
 def unit(engine: Engine, session: str, view_id: str) -> dict[str, Any]:
     """The single unit of a view, as ``stale`` answers it on the wire."""
-    (view,) = unstructure(engine.stale(session, [view_id]))["views"]
+    (view,) = unstructure(engine.stale(StaleParams(session=session, view_ids=[view_id])))["views"]
     (only,) = view["units"]
     return dict(only)
 
@@ -68,3 +78,28 @@ def changed_by(engine: Engine, session: str, view_id: str) -> str | None:
     assert found["status"] != "fresh", found
     by: str | None = found["changedBy"]
     return by
+
+
+async def project(
+    engine: Engine,
+    session: str,
+    budget_bytes: int | None = None,
+    policy: str | None = None,
+    view_ids: list[str] | None = None,
+    results: list[str] | None = None,
+    bytes_after: list[int] | None = None,
+) -> ProjectResult:
+    """``fresh/project`` (``placement: anchored`` when ``results`` are given), its answer
+    read back from the JSON the engine encodes for the wire."""
+    text = await engine.project(
+        ProjectParams(
+            session=session,
+            budget_bytes=budget_bytes,
+            policy=Policy(policy) if policy is not None else None,
+            view_ids=view_ids,
+            placement=Placement.ANCHORED if results is not None else None,
+            results=results,
+            bytes_after=bytes_after,
+        )
+    )
+    return wire.read_project(text)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
 
 from ._support import FakeClock
 

@@ -1,6 +1,6 @@
 """``changedBy``: who made the last change the engine saw to a unit's lines.
 
-The engine reads the disk and tells ``fresh_ls.attribution`` what changed and who claimed a
+The engine reads the disk and tells ``fresh_ls.engine.attribution`` what changed and who claimed a
 write; these tests drive the engine as the server does (``did_write``, editor buffers and
 saves, ``sync`` for the watcher) and read the answer of ``stale``.
 """
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fresh_ls.attribution import CLAIM_WINDOW_S
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import unstructure
+from fresh_ls.engine.attribution import CLAIM_WINDOW_S
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import StaleParams, unstructure
 
 from ._support import MOD, FakeClock, changed_by, edit, observe, unit
 
@@ -44,9 +44,7 @@ async def test_a_did_write_before_the_disk_changes_claims_the_next_change(
     assert changed_by(engine, "s", "one") == "session:agent-2"
 
 
-async def test_a_claim_expires_by_the_clock(
-    engine: Engine, root: Path, clock: FakeClock
-) -> None:
+async def test_a_claim_expires_by_the_clock(engine: Engine, root: Path, clock: FakeClock) -> None:
     await _observed(engine, root)
     engine.did_write("agent-2", "m.py")
     clock.advance(CLAIM_WINDOW_S + 1)
@@ -99,9 +97,7 @@ async def test_an_unreported_write_is_outside(engine: Engine, root: Path) -> Non
     assert (one["status"], one["changedBy"]) == ("fresh", None)
 
 
-async def test_a_did_write_without_a_session_claims_nothing(
-    engine: Engine, root: Path
-) -> None:
+async def test_a_did_write_without_a_session_claims_nothing(engine: Engine, root: Path) -> None:
     await _observed(engine, root)
     edit(root / "m.py", "return 1", "return 10")
     engine.did_write(None, "m.py")
@@ -114,16 +110,21 @@ async def test_an_editor_buffer_only_sets_editor_dirty_and_its_save_is_the_edito
     await _observed(engine, root)
     edited = MOD.replace("return 1", "return 10")
     engine.editor_update("conn-1", "m.py", edited)
-    (view,) = unstructure(engine.stale("s", ["one"]))["views"]
+    (view,) = unstructure(engine.stale(StaleParams(session="s", view_ids=["one"])))["views"]
     assert (view["status"], view["editorDirty"]) == ("fresh", True)
     clock.advance(1)
     (root / "m.py").write_text(edited)
     engine.editor_saved("conn-1", "m.py")
-    (view,) = unstructure(engine.stale("s", ["one"]))["views"]
+    (view,) = unstructure(engine.stale(StaleParams(session="s", view_ids=["one"])))["views"]
     assert (view["status"], view["editorDirty"]) == ("changed", False)
     assert view["units"][0]["changedBy"] == "editor"
     engine.editor_closed("conn-1", "m.py")
-    assert unstructure(engine.stale("s", ["one"]))["views"][0]["editorDirty"] is False
+    assert (
+        unstructure(engine.stale(StaleParams(session="s", view_ids=["one"])))["views"][0][
+            "editorDirty"
+        ]
+        is False
+    )
 
 
 async def test_two_sessions_each_get_the_lines_they_changed(
@@ -142,14 +143,12 @@ async def test_two_sessions_each_get_the_lines_they_changed(
     clock.advance(1)
     edit(root / "m.py", "return 10", "return 100")
     engine.did_write("agent-1", "m.py")
-    (view,) = unstructure(engine.stale("agent-2", ["both"]))["views"]
+    (view,) = unstructure(engine.stale(StaleParams(session="agent-2", view_ids=["both"])))["views"]
     by = [u["changedBy"] for u in view["units"]]
     assert by[0] == "session:agent-1"
 
 
-async def test_a_change_seen_before_the_view_is_not_news_to_it(
-    engine: Engine, root: Path
-) -> None:
+async def test_a_change_seen_before_the_view_is_not_news_to_it(engine: Engine, root: Path) -> None:
     """Order, not the clock, tells which changes came after a view: the clock stands still
     here, and a change seen by the very read that observed the view is not counted."""
     (root / "m.py").write_text(MOD)

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from fresh_ls.core import guard
 from fresh_ls.core.sources import Source
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import CheckEditParams, unstructure
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import CheckEditParams, ForgetParams, unstructure
 
 from ._support import MOD, FakeClock, edit, observe
 
@@ -55,7 +55,7 @@ async def test_forget_drops_what_a_session_wrote(engine: Engine, root: Path) -> 
     await observe(engine, "s", "m.py", "one", 1, 2)
     edit(root / "m.py", "return 1", "return 10")
     engine.did_write("s", "m.py")
-    await engine.forget("s")
+    await engine.forget(ForgetParams(session="s"))
     assert (await check(engine, "s", "m.py", old_text="return 10"))["reason"] == "unseen"
 
 

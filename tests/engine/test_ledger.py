@@ -17,17 +17,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fresh_ls.core.text import split_lines
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import unstructure
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import ForgetParams, StaleParams, unstructure
 
-from ._support import FakeClock, edit, observe
+from ._support import FakeClock, edit, observe, project
 
 #: Three functions, each two lines, two blank lines apart.
 THREE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n"
 
 
 async def _project(engine: Engine, results: list[str]) -> dict[str, Any]:
-    got = await engine.project_anchored("s", results)
+    got = await project(engine, "s", results=results)
     out: dict[str, Any] = unstructure(got)
     return out
 
@@ -100,8 +100,8 @@ async def test_forget_drops_the_ledger(engine: Engine, root: Path) -> None:
     await observe(engine, "s", "m.py", "call_1")
     edit(root / "m.py", "return 2", "return 20")
     await _project(engine, ["call_1", "call_2"])
-    await engine.forget("s")
-    assert "s" not in engine.ledgers
+    await engine.forget(ForgetParams(session="s"))
+    assert "s" not in engine.sessions  # its ledger went with it
     assert await engine.store.load_ledgers() == {}
 
 
@@ -211,18 +211,20 @@ async def test_a_first_change_is_patched_in_place_then_moved(engine: Engine, roo
                       result="Here is m.py:\n" + printed)
     )  # fmt: skip
     edit(root / "m.py", "return 2", "return 20")
-    got = unstructure(await engine.project_anchored("s", ["call_1", "call_2"], bytes_after=[10, 0]))
+    got = unstructure(await project(engine, "s", results=["call_1", "call_2"], bytes_after=[10, 0]))
     (marker,) = got["markers"]
     assert marker["text"].startswith("Here is m.py:\n     1\tdef a():\n")
     assert "     6\t    return 20\n" in marker["text"] and got["refreshes"] == []
-    assert unstructure(engine.stale("s"))["views"][0]["status"] == "fresh"  # what it shows now
+    assert (
+        unstructure(engine.stale(StaleParams(session="s")))["views"][0]["status"] == "fresh"
+    )  # what it shows now
     again = unstructure(
-        await engine.project_anchored("s", ["call_1", "call_2", "call_3"], bytes_after=[20, 10, 0])
+        await project(engine, "s", results=["call_1", "call_2", "call_3"], bytes_after=[20, 10, 0])
     )
     assert again["markers"] == got["markers"]  # the patch stands while it holds
     edit(root / "m.py", "return 20", "return 200")
     moved = unstructure(
-        await engine.project_anchored("s", ["call_1", "call_2", "call_3", "call_4"],
+        await project(engine, "s", results=["call_1", "call_2", "call_3", "call_4"],
                                       bytes_after=[120, 80, 40, 0])
     )  # fmt: skip
     (marker,) = moved["markers"]
@@ -240,7 +242,7 @@ async def test_no_patch_when_much_stands_behind(engine: Engine, root: Path) -> N
     )  # fmt: skip
     edit(root / "m.py", "return 2", "return 20")
     got = unstructure(
-        await engine.project_anchored("s", ["call_1", "call_2"], bytes_after=[100_000, 0])
+        await project(engine, "s", results=["call_1", "call_2"], bytes_after=[100_000, 0])
     )
     assert got["markers"][0]["text"].startswith("[fresh-ls] call_1")
     assert "return 20" in got["refreshes"][0]["text"]

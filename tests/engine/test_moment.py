@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import DidInvalidateParams, unstructure
+from fresh_ls.engine.engine import Engine
+from fresh_ls.protocol import DidInvalidateParams, StaleParams, unstructure
 
-from ._support import MOD, FakeClock, edit, observe, unit
+from ._support import MOD, FakeClock, edit, observe, project, unit
 
 
 async def test_a_file_changed_between_two_reads_of_one_request_is_seen_once(
@@ -84,8 +84,8 @@ async def test_a_request_reads_each_file_once_whatever_its_views(
 
     engine.sources.get = counted  # type: ignore[method-assign]
     edit(path, "return 1", "return 10")
-    engine.stale("s")
-    engine.project("s")
+    engine.stale(StaleParams(session="s"))
+    await project(engine, "s")
     assert reads == ["m.py", "m.py"]
 
 

@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from fresh_ls.engine import Engine
+from fresh_ls.engine.engine import Engine
+from fresh_ls.engine.plans import PLAN_TTL_S, PLANS_KEPT
 from fresh_ls.errors import UNKNOWN_ID, UnknownId
-from fresh_ls.plans import PLAN_TTL_S, PLANS_KEPT
-from fresh_ls.protocol import unstructure
+from fresh_ls.protocol import CommitParams, unstructure
 
-from ._support import MOD, FakeClock, observe
+from ._support import MOD, FakeClock, observe, project
 
 
 async def _plans(engine: Engine, session: str, count: int) -> list[str]:
-    return [engine.project(session).plan_id for _ in range(count)]
+    return [(await project(engine, session)).plan_id for _ in range(count)]
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ async def viewed(engine: Engine, root: Path) -> Engine:
 
 def _expired(engine: Engine, plan_id: str) -> UnknownId:
     with pytest.raises(UnknownId) as caught:
-        engine.commit(plan_id)
+        engine.commit(CommitParams(plan_id=plan_id))
     assert caught.value.code == UNKNOWN_ID == -32012
     assert "planId" in caught.value.message and plan_id in caught.value.message
     return caught.value
@@ -47,7 +47,10 @@ async def test_a_plan_older_than_the_ttl_but_among_the_newest_is_kept(
     plans = await _plans(viewed, "a", PLANS_KEPT)
     clock.advance(PLAN_TTL_S * 10)
     for plan_id in plans:
-        assert unstructure(viewed.commit(plan_id)) == {"ok": True, "changed": []}
+        assert unstructure(viewed.commit(CommitParams(plan_id=plan_id))) == {
+            "ok": True,
+            "changed": [],
+        }
 
 
 async def test_a_plan_beyond_the_newest_but_younger_than_the_ttl_is_kept(
@@ -56,7 +59,7 @@ async def test_a_plan_beyond_the_newest_but_younger_than_the_ttl_is_kept(
     plans = await _plans(viewed, "a", PLANS_KEPT + 5)
     clock.advance(PLAN_TTL_S)  # not older than the TTL yet
     await _plans(viewed, "a", 1)
-    assert all(viewed.commit(p).ok for p in plans)
+    assert all(viewed.commit(CommitParams(plan_id=p)).ok for p in plans)
 
 
 async def test_a_plan_beyond_both_is_refused_with_the_unknown_id_error(
@@ -66,11 +69,11 @@ async def test_a_plan_beyond_both_is_refused_with_the_unknown_id_error(
     clock.advance(PLAN_TTL_S + 1)
     # Expired by the clock alone, before any new plan of the session prunes it.
     _expired(viewed, plans[0])
-    assert viewed.commit(plans[1]).ok is True
+    assert viewed.commit(CommitParams(plan_id=plans[1])).ok is True
     await _plans(viewed, "a", 1)
     _expired(viewed, plans[0])
     _expired(viewed, plans[1])
-    assert viewed.commit(plans[2]).ok is True
+    assert viewed.commit(CommitParams(plan_id=plans[2])).ok is True
 
 
 async def test_an_unknown_plan_is_refused(viewed: Engine) -> None:
@@ -89,9 +92,9 @@ async def test_pruning_looks_only_at_the_plans_own_session(
         _expired(viewed, plan_id)
     await _plans(viewed, "a", 1)
     assert viewed.status().plans == (PLANS_KEPT + 4) + PLANS_KEPT
-    assert all(viewed.commit(p).ok for p in old[5:])
+    assert all(viewed.commit(CommitParams(plan_id=p)).ok for p in old[5:])
 
 
 async def test_a_plan_is_dated_by_the_engines_clock(viewed: Engine, clock: FakeClock) -> None:
-    plan_id = viewed.project("a").plan_id
+    plan_id = (await project(viewed, "a")).plan_id
     assert viewed.plans.get(plan_id).created == clock.now

@@ -48,12 +48,12 @@ def lost_update() -> None:
 
 
 def commit() -> None:
-    from fresh_ls import engine
     from fresh_ls import protocol as proto
     from fresh_ls.core.text import sha256_text
+    from fresh_ls.engine import engine
 
-    def entries_only(self: engine.Engine, plan_id: str) -> proto.CommitResult:
-        plan = self.plans.get(plan_id)
+    def entries_only(self: engine.Engine, p: proto.CommitParams) -> proto.CommitResult:
+        plan = self.plans.get(p.plan_id)
         changed: set[str] = set()
         for path, first, last, sha in plan.entries:
             source, _ = self._current_or_none(path)
@@ -66,15 +66,13 @@ def commit() -> None:
 
 
 def gate() -> None:
-    from fresh_ls import engine
     from fresh_ls import protocol as proto
+    from fresh_ls.engine import engine
 
     real = engine.Engine.gate
 
-    def changed_holds(
-        self: engine.Engine, session: str, view_ids: list[str] | None = None
-    ) -> proto.GateResult:
-        result = real(self, session, view_ids)
+    def changed_holds(self: engine.Engine, p: proto.GateParams) -> proto.GateResult:
+        result = real(self, p)
         stale = tuple(v for v in result.stale if v.status != proto.Status.CHANGED)
         return proto.GateResult(proceed=not stale, stale=stale)
 
@@ -83,7 +81,7 @@ def gate() -> None:
 
 def durability() -> None:
     from fresh_ls.core.model import View
-    from fresh_ls.store import ViewStore
+    from fresh_ls.engine.store import ViewStore
 
     real = ViewStore.put_view
     pending: set[asyncio.Task[None]] = set()
@@ -101,18 +99,18 @@ def durability() -> None:
 
 
 def stale() -> None:
-    from fresh_ls import engine
     from fresh_ls.core.model import View, ViewAssessment
     from fresh_ls.core.staleness import assess_view
+    from fresh_ls.engine import engine
 
     def by_view_only(self: engine.Engine, view: View) -> ViewAssessment:
-        key = (view.session, view.view_id)
-        cached = self._assessed.get(key)
+        assessed = self._session(view.session).assessed
+        cached = assessed.get(view.view_id)
         if cached is not None and cached[1] == view.seq:
             return cached[2]
         source, reason = self._current_or_none(view.path)
         assessment = assess_view(view, source, reason)
-        self._assessed[key] = ("", view.seq, assessment)
+        assessed[view.view_id] = ("", view.seq, assessment)
         return assessment
 
     engine.Engine._assess = by_view_only  # type: ignore[method-assign]
@@ -120,7 +118,7 @@ def stale() -> None:
 
 def own_writes() -> None:
     from fresh_ls.core.model import View
-    from fresh_ls.store import ViewStore
+    from fresh_ls.engine.store import ViewStore
 
     async def kept_in_memory(self: ViewStore, session: str, path: str, views: list[View]) -> None:
         return None

@@ -1,18 +1,24 @@
-"""The projection the server sends as pre-encoded JSON is the very object ``project``
-returns, unstructured by the protocol's converter: the same keys and values, whichever
-policy, budget or cache state made it."""
+"""The projection the server sends as pre-encoded JSON (``Engine.project``) is a typed
+``ProjectResult`` unstructured by the protocol's converter, byte for byte: the same keys,
+values and order, whichever policy, budget or cache state made it."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import attrs
 import pytest
 
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams, unstructure
-from fresh_ls.wire import Encoded
+from fresh_ls.engine.engine import Engine
+from fresh_ls.engine.wire import Encoded
+from fresh_ls.protocol import (
+    ObserveParams,
+    Policy,
+    ProjectParams,
+    ProjectResult,
+    parse,
+    unstructure,
+)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
 
@@ -40,20 +46,19 @@ async def test_encoded_projection_is_the_project_result(
                 )
             )
         (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
+        asked = ProjectParams(session="s", budget_bytes=budget, policy=Policy(policy))
         for _ in range(2):  # planned, then served from the cache
-            plain = engine.project("s", budget, policy)
-            encoded = engine.project_encoded("s", budget, policy)
+            before = json.loads(await engine.project(asked))
+            encoded = await engine.project(asked)
             assert isinstance(encoded, Encoded)
             decoded = json.loads(encoded)
-            assert decoded["planId"] != plain.plan_id
+            assert decoded["planId"] != before["planId"]
             # byte for byte what the one converter makes of the typed result
-            assert encoded == json.dumps(
-                unstructure(attrs.evolve(plain, plan_id=decoded["planId"]))
-            )
-            plain_json = unstructure(plain)
-            plain_json.pop("planId")
+            typed = parse(ProjectResult, decoded, "result")
+            assert encoded == json.dumps(unstructure(typed))
+            before.pop("planId")
             decoded.pop("planId")
-            assert decoded == plain_json
+            assert decoded == before
             assert list(decoded) == [
                 "entries",
                 "omitted",

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from fresh_ls.engine import Engine
-from fresh_ls.protocol import ObserveParams
+from fresh_ls.engine.engine import Engine, ProjectDefaults
+from fresh_ls.engine.wire import LEAVABLE
+from fresh_ls.protocol import ObserveParams, Policy, ProjectParams
 from fresh_ls.server.connection import leaves_out
-from fresh_ls.wire import LEAVABLE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
 
@@ -52,11 +52,12 @@ async def test_an_answer_without_some_keys_is_the_rest_of_the_whole_one(
             )
         (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
         for _ in range(2):  # planned, then served from the cache
-            whole = json.loads(engine.project_encoded("s", budget, policy))
+            asked = ProjectParams(session="s", budget_bytes=budget, policy=Policy(policy))
+            whole = json.loads(await engine.project(asked))
             assert whole["rendered"] == rebuild_rendered(whole["entries"])
             for n in range(1, len(LEAVABLE) + 1):
                 for keys in itertools.combinations(LEAVABLE, n):
-                    text = engine.project_encoded("s", budget, policy, None, frozenset(keys))
+                    text = await engine.project(asked, ProjectDefaults(leave_out=frozenset(keys)))
                     lean = json.loads(text)
                     assert lean.pop("planId") != whole["planId"]
                     assert lean == {
@@ -64,7 +65,7 @@ async def test_an_answer_without_some_keys_is_the_rest_of_the_whole_one(
                     }
                     assert list(lean) == [k for k in whole if k not in keys and k != "planId"]
             # Without a key to leave out, the answer is the whole one.
-            plain = json.loads(engine.project_encoded("s", budget, policy, None, frozenset()))
+            plain = json.loads(await engine.project(asked, ProjectDefaults()))
             assert set(plain) == set(whole)
     finally:
         await engine.close()

@@ -25,19 +25,47 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fresh_ls import protocol as proto
-from fresh_ls import wire
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.ledger import Ledger, SentEntry, place, shown_elsewhere, without_units
 from fresh_ls.core.model import View, ViewAssessment
+from fresh_ls.core.projection import Projection
 from fresh_ls.core.rerender import Span, align, rerender
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import sha256_text, split_lines
+from fresh_ls.engine import wire
 
-if TYPE_CHECKING:
-    from fresh_ls.engine import Engine
+
+class Ground(Protocol):
+    """All anchored placement asks of the engine (which implements it): this module never
+    sees the engine itself, its sessions or its caches."""
+
+    def source(self, path: str) -> Source | None:
+        """The file as the disk holds it at this moment (None: missing or unreadable)."""
+
+    def assess(self, view: View) -> ViewAssessment:
+        """The view against the disk of this moment (cached by the engine)."""
+
+    def renew(self, view: View) -> None:
+        """Hold ``view`` in place of the view of the same id (a patched result shows other
+        lines now); the engine stores it once the answer is made."""
+
+    def editor_dirty(self, path: str) -> bool:
+        """Does an editor hold a buffer of ``path`` that differs from the disk?"""
+
+    def plan(
+        self, session: str, assessed: list[ViewAssessment], budget_bytes: int, view_ids: list[str]
+    ) -> Projection:
+        """The engine's one projection pipeline (sources, dirty buffers, the cached plan)
+        over exactly these views, each view's own lines (``own_lines``)."""
+
+    def keep_plan(
+        self, session: str, entries: list[tuple[str, int, int, str]], kept: list[str]
+    ) -> str:
+        """Keep a plan for ``fresh/commit``; its id."""
+
 
 #: Statuses a patch can show honestly: the lines of the range exist and can be read.
 PATCHABLE = ("changed", "moved")
@@ -48,18 +76,19 @@ PATCH_BEHIND_SHARE = 0.25
 
 
 def project(
-    engine: Engine,
+    ground: Ground,
     session: str,
+    ledger: Ledger,
+    views: list[View],
     results: list[str],
     budget_bytes: int,
     policy: str,
-    view_ids: list[str] | None,
     bytes_after: list[int] | None = None,
 ) -> tuple[proto.ProjectResult, list[View]]:
-    """The anchored projection, and the views it patched (to be stored by the caller)."""
-    views = engine._session_views(session, view_ids)
-    ledger = engine.ledgers.setdefault(session, Ledger())
-    assessed = [engine._assess(v) for v in views]
+    """The anchored projection of ``views`` (the session's, or those its ``viewIds``
+    named), and the views it patched (renewed in ``ground``, to be stored by the caller);
+    ``ledger`` is changed in place (the caller stores it too)."""
+    assessed = [ground.assess(v) for v in views]
     patches: dict[str, str] = {}
     for a in assessed:  # 2: patches that still hold; the others go (the view moves on)
         text = ledger.patched.get(a.view.view_id)
@@ -83,7 +112,7 @@ def project(
             continue
         if not (policy == "all" or a.status != "fresh" or vid in sticky):
             continue  # 1
-        patched = _patch(engine, ledger, a, behind.get(vid)) if vid not in sticky else None
+        patched = _patch(ground, ledger, a, behind.get(vid)) if vid not in sticky else None
         if patched is not None:  # 3
             text, view = patched
             patches[vid] = ledger.patched[vid] = text
@@ -110,7 +139,8 @@ def project(
                 vid = a.view.view_id
                 if vid not in taken and where.get(vid, -1) > first:
                     chosen.append(a)
-    views = engine._session_views(session, view_ids)  # the patched ones observed anew
+    anew = {v.view_id: v for v in renewed}
+    views = [anew.get(v.view_id, v) for v in views]  # the patched ones observed anew
     heads: dict[str, str] = {}
     head_entries: list[tuple[str, int, int, str]] = []
     for a in chosen:
@@ -125,32 +155,23 @@ def project(
         for a in chosen
     ]
     replaced = {a.view.view_id for a in chosen}
-    kept = [engine._assess(v) for v in views if v.view_id not in replaced]
+    kept = [ground.assess(v) for v in views if v.view_id not in replaced]
     refs = shown_elsewhere(chosen, kept, ledger)
     chosen = [without_units(a, refs.get(a.view.view_id, {})) for a in chosen]
-    sources: dict[str, Source] = {}
-    for a in chosen:
-        if a.view.path not in sources:
-            src, _ = engine._current_or_none(a.view.path)
-            if src is not None:
-                sources[a.view.path] = src
-    dirty = frozenset(p for p in sources if engine.editor_dirty(p))
     chosen_ids = sorted(a.view.view_id for a in chosen)
-    projection = engine.projections.plan(
-        session, chosen, sources, budget_bytes, "all", dirty, chosen_ids, own_lines=True
-    )
+    projection = ground.plan(session, chosen, budget_bytes, chosen_ids)
     placed = place(
         ledger,
         projection,
         {v.view_id: v for v in views},
         after=results[-1] if results else None,
         present=set(results),
-        current_text=lambda sent: _sent_text(engine, sent),
+        current_text=lambda sent: _sent_text(ground, sent),
         refs=refs,
         heads=heads,
     )
     placed.markers.update(patches)
-    plan = engine.plans.keep(
+    plan_id = ground.keep_plan(
         session,
         entries=[
             *(
@@ -162,11 +183,11 @@ def project(
         # a patched view shows current lines: commit checks it like a view left in place
         kept=[v.view_id for v in views if v.view_id not in placed.markers or v.view_id in patches],
     )
-    return wire.anchored_result(plan.plan_id, projection, placed, engine.editor_dirty), renewed
+    return wire.anchored_result(plan_id, projection, placed, ground.editor_dirty), renewed
 
 
 def _patch(
-    engine: Engine, ledger: Ledger, a: ViewAssessment, behind: int | None
+    ground: Ground, ledger: Ledger, a: ViewAssessment, behind: int | None
 ) -> tuple[str, View] | None:
     """The view's tool result re-rendered from the current lines of its range, and the
     view observed anew with them; None when it cannot be patched honestly, or when a
@@ -176,7 +197,7 @@ def _patch(
         return None
     if behind is None:
         return None
-    source, _ = engine._current_or_none(view.path)
+    source = ground.source(view.path)
     if source is None or view.last_line > source.line_count:
         return None
     whole = any(u.kind == "file" for u in view.units)
@@ -197,7 +218,7 @@ def _patch(
         units=anchor_view(view.path, source, view.first_line, view.last_line, current, whole),
         result=text,
     )
-    engine._renew(renewed)
+    ground.renew(renewed)
     return text, renewed
 
 
@@ -272,10 +293,10 @@ def _cheaper_in_place(view: View, text: str, behind: int) -> bool:
     return after_change <= copy and behind <= PATCH_BEHIND_SHARE * copy
 
 
-def _sent_text(engine: Engine, sent: SentEntry) -> str | None:
+def _sent_text(ground: Ground, sent: SentEntry) -> str | None:
     """A sent entry's lines on disk when they still hold what was sent (a whole-file entry
     also needs the file to end where it ended), else None."""
-    source, _ = engine._current_or_none(sent.path)
+    source = ground.source(sent.path)
     if source is None or sent.last_line > source.line_count:
         return None
     if sent.kind == "file" and sent.last_line != source.line_count:

@@ -144,6 +144,12 @@ def project_json(plan_id: str, p: Projection, leave_out: frozenset[str] = frozen
     return Encoded(head + _lean(p.wire_json, leave_out))
 
 
+def read_project(text: str) -> proto.ProjectResult:
+    """The typed result of an encoded ``fresh/project`` answer (``Engine.project`` answers
+    the JSON the server sends): for in-process callers that read its fields."""
+    return proto.parse(proto.ProjectResult, json.loads(text), "result")
+
+
 #: Per set of keys left out, the last body it was cut from (by identity) and the cut: the
 #: same cached projection answered again is cut once, not once per answer.
 _LEAN: dict[frozenset[str], tuple[str, str]] = {}

@@ -3,27 +3,27 @@
 It owns the current sources (checked against the disk once per request: see
 ``Engine._moment``), the views of every session (in memory, written through to the store
 before an ``observe`` is acknowledged) and the editor buffers that only set ``editorDirty``.
-It tells ``fresh_ls.attribution`` what each read showed changed and who claimed a write,
-keeps the plans ``fresh/commit`` checks in ``fresh_ls.plans``, and answers ``fresh/checkEdit``
-by gathering what a session knows of a file (its views, and its own writes carried across:
-``_learn_write``) for ``fresh_ls.core.guard`` to decide. The rules themselves live
-in ``fresh_ls.core``; the engine only gathers their inputs and shapes their outputs for the
-wire (``fresh_ls.wire``). Time comes from the injected ``clock`` only.
+It tells ``fresh_ls.engine.attribution`` what each read showed changed and who claimed a
+write, keeps the plans ``fresh/commit`` checks in ``fresh_ls.engine.plans``, and answers
+``fresh/checkEdit`` by gathering what a session knows of a file (its views, and its own
+writes carried across: ``_learn_write``) for ``fresh_ls.core.guard`` to decide. The rules
+themselves live in ``fresh_ls.core``; the engine only gathers their inputs and shapes their
+outputs for the wire (``fresh_ls.engine.wire``). Time comes from the injected ``clock`` only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
-from fresh_ls import __version__, anchored, ids, wire
+from fresh_ls import __version__, ids
 from fresh_ls import protocol as proto
-from fresh_ls.attribution import Attribution
 from fresh_ls.core import guard
 from fresh_ls.core import projection as proj
 from fresh_ls.core.anchors import anchor_view
@@ -34,10 +34,13 @@ from fresh_ls.core.ranges import observed_lines, observed_range, observed_spans,
 from fresh_ls.core.sources import Source, SourceError, SourceTable
 from fresh_ls.core.staleness import assess_view, diff_of
 from fresh_ls.core.text import sha256_text, split_lines
+from fresh_ls.engine import anchored, wire
+from fresh_ls.engine.attribution import Attribution
+from fresh_ls.engine.plans import Plans
+from fresh_ls.engine.session import Session
+from fresh_ls.engine.store import ViewStore
 from fresh_ls.errors import FileUnreadable, InvalidParams, OutsideRoot, UnknownId
-from fresh_ls.plans import Plans
 from fresh_ls.statedir import DATABASE_FILE
-from fresh_ls.store import ViewStore
 
 Notify = Callable[[proto.DidInvalidateParams], None]
 Clock = Callable[[], float]
@@ -75,6 +78,18 @@ class _Moment:
     found: dict[str, Found] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class ProjectDefaults:
+    """What a ``fresh/project`` that names no budget or policy gets: the connection's
+    ``initializationOptions`` (``budgetBytes``, ``policy``), else the engine's own
+    (``DEFAULT_BUDGET_BYTES``, ``stale``). ``leave_out``: keys of ``wire.LEAVABLE`` the
+    client said it does not read (``freshLs.projectLeavesOut``)."""
+
+    budget_bytes: int | None = None
+    policy: proto.Policy | None = None
+    leave_out: frozenset[str] = frozenset()
+
+
 @dataclass
 class Engine:
     root: Path
@@ -85,13 +100,12 @@ class Engine:
     sources: SourceTable = field(init=False)
     attribution: Attribution = field(init=False)
     plans: Plans = field(init=False)
-    views: dict[str, dict[str, View]] = field(default_factory=dict)
+    #: Every session's state, by name (``fresh_ls.engine.session``).
+    sessions: dict[str, Session] = field(default_factory=dict)
     watching: bool = False
     listeners: list[Notify] = field(default_factory=list)
     #: Whole projections and per-file pieces by content hash (see ``proj.ProjectionCache``).
     projections: proj.ProjectionCache = field(default_factory=proj.ProjectionCache)
-    #: Per session: which refresh was sent after which tool result (``placement: anchored``)
-    ledgers: dict[str, Ledger] = field(default_factory=dict)
     #: ``--also`` folders (resolved): files there are views too, named by absolute path
     also: tuple[Path, ...] = ()
 
@@ -100,8 +114,6 @@ class Engine:
         self.attribution = Attribution()
         self.plans = Plans(self.clock)
         self._seq = 0
-        self._assessed: dict[tuple[str, str], tuple[str, int, ViewAssessment]] = {}
-        self._last_status: dict[tuple[str, str], str] = {}
         self._buffers: dict[tuple[str, str], str] = {}
         #: The hash of each file's last read (None: it could not be read); a path absent
         #: here was never read, and its first read is no change.
@@ -111,9 +123,18 @@ class Engine:
         #: ``fresh/didWrite`` that claims it carries a session's knowledge across
         #: (``_learn_write``). Claims come within seconds, so only the newest are kept.
         self._last_change: dict[str, Seen] = {}
-        #: What each session knows of a file from its own writes, as views that are never
-        #: listed, projected or stored (``fresh/checkEdit`` counts them as seen).
-        self._written: dict[tuple[str, str], list[View]] = {}
+
+    @property
+    def views(self) -> dict[str, dict[str, View]]:
+        """Every session's views by id (a fresh map of the sessions' own: read it only)."""
+        return {name: s.views for name, s in self.sessions.items() if s.views}
+
+    def _session(self, name: str) -> Session:
+        """The session ``name``, made when it has none yet (only a write makes one)."""
+        found = self.sessions.get(name)
+        if found is None:
+            found = self.sessions[name] = Session(name)
+        return found
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -124,16 +145,16 @@ class Engine:
         store = await ViewStore.open(state_dir / DATABASE_FILE)
         engine = cls(root=root, state_dir=state_dir, store=store, clock=clock, also=also)
         for view in await store.load_views():
-            engine.views.setdefault(view.session, {})[view.view_id] = view
+            engine._session(view.session).views[view.view_id] = view
             engine._seq = max(engine._seq, view.seq)
         for session, body in (await store.load_ledgers()).items():
-            engine.ledgers[session] = Ledger.from_json(body)
-        engine._written = await store.load_written()
-        for written in engine._written.values():
+            engine._session(session).ledger = Ledger.from_json(body)
+        for (session, path), written in (await store.load_written()).items():
+            engine._session(session).written[path] = written
             engine._seq = max([engine._seq, *(v.seq for v in written)])
-        for session, views in engine.views.items():
-            for view in views.values():
-                engine._last_status[(session, view.view_id)] = engine._assess(view).status
+        for s in engine.sessions.values():
+            for view in s.views.values():
+                s.last_status[view.view_id] = engine._assess(view).status
         return engine
 
     async def close(self) -> None:
@@ -232,24 +253,25 @@ class Engine:
     def _assess(self, view: View) -> ViewAssessment:
         source, reason = self._current_or_none(view.path)
         sha = source.sha256 if source is not None else f"!{reason}"
-        key = (view.session, view.view_id)
-        cached = self._assessed.get(key)
+        assessed = self._session(view.session).assessed
+        cached = assessed.get(view.view_id)
         if cached is not None and cached[0] == sha and cached[1] == view.seq:
             return cached[2]
         assessment = assess_view(view, source, reason)
-        self._assessed[key] = (sha, view.seq, assessment)
+        assessed[view.view_id] = (sha, view.seq, assessment)
         return assessment
 
     def _renew(self, view: View) -> None:
         """Put ``view`` in place of the view of the same id (a tool result patched in place
-        shows other lines now: ``fresh_ls.anchored``); the caller stores it."""
-        self.views.setdefault(view.session, {})[view.view_id] = view
-        self._assessed.pop((view.session, view.view_id), None)
-        self._last_status[(view.session, view.view_id)] = self._assess(view).status
+        shows other lines now: ``fresh_ls.engine.anchored``); the caller stores it."""
+        s = self._session(view.session)
+        s.put_view(view)
+        s.last_status[view.view_id] = self._assess(view).status
         self._emit(view.session, [view.view_id], view.path)
 
     def _session_views(self, session: str, view_ids: list[str] | None) -> list[View]:
-        views = self.views.get(session, {})
+        found = self.sessions.get(session)
+        views = found.views if found is not None else {}
         if view_ids is None:
             return sorted(views.values(), key=lambda v: v.seq)
         unknown = [v for v in view_ids if v not in views]
@@ -318,101 +340,104 @@ class Engine:
     async def _register(self, view: View) -> ViewAssessment:
         """Store a new view durably, then hold it; listeners hear of it."""
         await self.store.put_view(view)
-        self.views.setdefault(view.session, {})[view.view_id] = view
+        s = self._session(view.session)
+        s.views[view.view_id] = view
         assessment = self._assess(view)
-        self._last_status[(view.session, view.view_id)] = assessment.status
+        s.last_status[view.view_id] = assessment.status
         # Editors list views: a new (or replaced) one is news for their panels too.
         self._emit(view.session, [view.view_id], view.path)
         return assessment
 
     @_in_one_moment
-    def stale(self, session: str, view_ids: list[str] | None = None) -> proto.StaleResult:
+    def stale(self, p: proto.StaleParams) -> proto.StaleResult:
         out = []
-        for view in self._session_views(session, view_ids):
+        for view in self._session_views(p.session, p.view_ids):
             a = self._assess(view)
             source, _ = self._current_or_none(view.path)
             diffs = [diff_of(view.path, ua, source) for ua in a.units]
             dirty = self.editor_dirty(view.path)
-            who = [self.changed_by(session, view, ua) for ua in a.units]
+            who = [self.changed_by(p.session, view, ua) for ua in a.units]
             out.append(wire.stale_view(a, dirty, who, diffs))
         return proto.StaleResult(views=tuple(out))
 
-    def _project(
-        self,
-        session: str,
-        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
-        policy: str = "stale",
-        view_ids: list[str] | None = None,
-    ) -> tuple[str, proj.Projection]:
-        views = self._session_views(session, view_ids)
-        assessments = [self._assess(v) for v in views]
-        sources: dict[str, Source] = {}
-        for v in views:
-            if v.path not in sources:
-                src, _ = self._current_or_none(v.path)
-                if src is not None:
-                    sources[v.path] = src
-        dirty = frozenset(p for p in sources if self.editor_dirty(p))
-        projection = self.projections.plan(
-            session, assessments, sources, budget_bytes, policy, dirty, view_ids
-        )
-        plan = self.plans.keep(
-            session,
-            entries=[(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
-            kept=_left_in_place(views, projection),
-        )
-        return plan.plan_id, projection
-
-    @_in_one_moment
-    def project(
-        self,
-        session: str,
-        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
-        policy: str = "stale",
-        view_ids: list[str] | None = None,
-    ) -> proto.ProjectResult:
-        return wire.project_result(*self._project(session, budget_bytes, policy, view_ids))
-
-    @_in_one_moment
-    def project_encoded(
-        self,
-        session: str,
-        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
-        policy: str = "stale",
-        view_ids: list[str] | None = None,
-        leave_out: frozenset[str] = frozenset(),
+    async def project(
+        self, p: proto.ProjectParams, defaults: ProjectDefaults = ProjectDefaults()
     ) -> wire.Encoded:
-        """``project`` as the JSON text the server sends (see ``wire.Encoded``), without the
-        keys of ``leave_out`` (``wire.LEAVABLE``) when the client asked so."""
-        plan_id, projection = self._project(session, budget_bytes, policy, view_ids)
-        return wire.project_json(plan_id, projection, leave_out)
+        """``fresh/project``, as the JSON text the server sends (``wire.Encoded``).
 
-    async def project_anchored(
-        self,
-        session: str,
-        results: list[str],
-        budget_bytes: int = proj.DEFAULT_BUDGET_BYTES,
-        policy: str = "stale",
-        view_ids: list[str] | None = None,
-        bytes_after: list[int] | None = None,
-    ) -> proto.ProjectResult:
-        """``fresh/project`` with ``placement: anchored`` (``fresh_ls.anchored``): the
-        answer goes out only once the ledger it changed, and the views it patched in place,
-        are on disk, so a restarted server builds the same bytes."""
+        The engine decides what the params leave open: the budget and policy (the params',
+        else ``defaults``, the connection's, else the engine's own) and the placement
+        (``end`` unless ``anchored`` is asked). ``placement: anchored``
+        (``fresh_ls.engine.anchored``) answers only once the ledger it changed, and the
+        views it patched in place, are on disk, so a restarted server builds the same
+        bytes."""
+        budget = p.budget_bytes if p.budget_bytes is not None else defaults.budget_bytes
+        if budget is None:
+            budget = proj.DEFAULT_BUDGET_BYTES
+        policy = p.policy or defaults.policy or proto.Policy.STALE
+        if p.placement != proto.Placement.ANCHORED:
+            with self._moment():
+                views = self._session_views(p.session, p.view_ids)
+                assessed = [self._assess(v) for v in views]
+                projection = self._plan(p.session, assessed, budget, policy, p.view_ids)
+                plan_id = self._keep_plan(
+                    p.session,
+                    [(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
+                    _left_in_place(views, projection),
+                )
+            return wire.project_json(plan_id, projection, defaults.leave_out)
         with self._moment():
+            views = self._session_views(p.session, p.view_ids)
+            s = self._session(p.session)
+            if s.ledger is None:
+                s.ledger = Ledger()
             result, patched = anchored.project(
-                self, session, results, budget_bytes, policy, view_ids, bytes_after
+                _Ground(self),
+                p.session,
+                s.ledger,
+                views,
+                p.results or [],
+                budget,
+                policy,
+                p.bytes_after,
             )
         for view in patched:
             await self.store.put_view(view)
-        ledger = self.ledgers.get(session)
-        if ledger is not None:
-            await self.store.put_ledger(session, ledger.to_json())
-        return result
+        await self.store.put_ledger(p.session, s.ledger.to_json())
+        return wire.Encoded(json.dumps(proto.unstructure(result)))
+
+    def _plan(
+        self,
+        session: str,
+        assessed: list[ViewAssessment],
+        budget_bytes: int,
+        policy: str,
+        view_ids: list[str] | None,
+        own_lines: bool = False,
+    ) -> proj.Projection:
+        """The one pipeline of both placements: the files of the assessed views as the disk
+        holds them now, which of them an editor holds dirty, then the projection (cached:
+        ``proj.ProjectionCache``)."""
+        sources: dict[str, Source] = {}
+        for a in assessed:
+            if a.view.path not in sources:
+                src, _ = self._current_or_none(a.view.path)
+                if src is not None:
+                    sources[a.view.path] = src
+        dirty = frozenset(p for p in sources if self.editor_dirty(p))
+        return self.projections.plan(
+            session, assessed, sources, budget_bytes, policy, dirty, view_ids, own_lines
+        )
+
+    def _keep_plan(
+        self, session: str, entries: list[tuple[str, int, int, str]], kept: list[str]
+    ) -> str:
+        """Keep a plan for ``fresh/commit`` (``fresh_ls.engine.plans``); its id."""
+        return self.plans.keep(session, entries=entries, kept=kept).plan_id
 
     @_in_one_moment
-    def commit(self, plan_id: str) -> proto.CommitResult:
-        plan = self.plans.get(plan_id)  # UnknownId when unknown or expired
+    def commit(self, p: proto.CommitParams) -> proto.CommitResult:
+        plan = self.plans.get(p.plan_id)  # UnknownId when unknown or expired
         changed: set[str] = set()
         for path, first, last, sha in plan.entries:
             source, _ = self._current_or_none(path)
@@ -422,48 +447,53 @@ class Engine:
         # A view left in place must still be fresh: its observed lines unchanged and where
         # they were. Range overlap decides, so an edit elsewhere in the file passes. A view
         # forgotten since the plan is no longer carried, so it cannot go stale in the request.
-        views = self.views.get(plan.session, {})
+        s = self.sessions.get(plan.session)
+        views = s.views if s is not None else {}
         for view_id in plan.kept:
             view = views.get(view_id)
             if view is not None and self._assess(view).status != "fresh":
                 changed.add(view.path)
         return proto.CommitResult(ok=not changed, changed=tuple(sorted(changed)))
 
-    async def forget(self, session: str, view_ids: list[str] | None = None) -> proto.ForgetResult:
-        views = self.views.get(session, {})
-        ids = list(views) if view_ids is None else [v for v in view_ids if v in views]
-        if view_ids is None:
-            # Its own writes go with it, even when it holds no view (they are not counted).
-            for key in [k for k in self._written if k[0] == session]:
-                del self._written[key]
-            await self.store.delete_written(session)
+    async def forget(self, p: proto.ForgetParams) -> proto.ForgetResult:
+        """Drop views; without ``viewIds`` the whole session, in memory by one ``pop`` of
+        its ``Session`` and on disk by one transaction (``ViewStore.delete_session``). Its
+        plans stay, for their time (``fresh_ls.engine.session`` says why)."""
+        if p.view_ids is None:
+            gone = self.sessions.pop(p.session, None)
+            self.projections.drop(p.session)
+            await self.store.delete_session(p.session, list(gone.views) if gone else [])
+            if gone is None:
+                return proto.ForgetResult(forgotten=0)
+            self._emit_gone(p.session, list(gone.views.values()))
+            return proto.ForgetResult(forgotten=len(gone.views))
+        s = self.sessions.get(p.session)
+        if s is None:
+            return proto.ForgetResult(forgotten=0)
+        ids = [v for v in p.view_ids if v in s.views]
         if not ids:
             return proto.ForgetResult(forgotten=0)
-        await self.store.delete_views(session, ids)
-        ledger = self.ledgers.get(session)
-        if ledger is not None:
-            ledger.forget(None if view_ids is None else ids)
-            if view_ids is None:
-                self.ledgers.pop(session, None)
-                await self.store.delete_ledger(session)
-            else:
-                await self.store.put_ledger(session, ledger.to_json())
-        by_path: dict[str, list[str]] = {}
-        for v in ids:
-            by_path.setdefault(views[v].path, []).append(v)
-        for v in ids:
-            views.pop(v, None)
-            self._assessed.pop((session, v), None)
-            self._last_status.pop((session, v), None)
-        if not views:
-            self.views.pop(session, None)
-        for path, gone in sorted(by_path.items()):
-            self._emit(session, sorted(gone), path)
+        await self.store.delete_views(p.session, ids)
+        if s.ledger is not None:
+            s.ledger.forget(ids)
+            await self.store.put_ledger(p.session, s.ledger.to_json())
+        views = [s.views[v] for v in ids]
+        s.drop_views(ids)
+        if s.holds_nothing():
+            self.sessions.pop(p.session, None)
+        self._emit_gone(p.session, views)
         return proto.ForgetResult(forgotten=len(ids))
 
-    def view_text(self, session: str, view_id: str) -> proto.ViewTextResult:
+    def _emit_gone(self, session: str, views: list[View]) -> None:
+        by_path: dict[str, list[str]] = {}
+        for v in views:
+            by_path.setdefault(v.path, []).append(v.view_id)
+        for path, gone in sorted(by_path.items()):
+            self._emit(session, sorted(gone), path)
+
+    def view_text(self, p: proto.ViewTextParams) -> proto.ViewTextResult:
         """What a view showed (an addition to the contract: editors diff it against the disk)."""
-        view = self._session_views(session, [view_id])[0]
+        view = self._session_views(p.session, [p.view_id])[0]
         return proto.ViewTextResult(
             view_id=view.view_id,
             path=view.path,
@@ -476,14 +506,12 @@ class Engine:
         )
 
     @_in_one_moment
-    def status(self) -> proto.StatusResult:
+    def status(self, p: proto.StatusParams | None = None) -> proto.StatusResult:
+        """``fresh/status`` (its params are empty; taken so every request is called alike)."""
         sessions = []
-        for session in sorted(self.views):
-            views = self.views[session].values()
-            stale = sum(1 for v in views if self._assess(v).status != "fresh")
-            sessions.append(
-                proto.SessionSummary(session=session, views=len(self.views[session]), stale=stale)
-            )
+        for name, views in sorted(self.views.items()):
+            stale = sum(1 for v in views.values() if self._assess(v).status != "fresh")
+            sessions.append(proto.SessionSummary(session=name, views=len(views), stale=stale))
         return proto.StatusResult(
             version=__version__,
             root=str(self.root),
@@ -589,14 +617,16 @@ class Engine:
 
     def _assess_any(self, view: View, source: Source) -> ViewAssessment:
         """A held view through the cache; a view of the session's own writes directly."""
-        held = self.views.get(view.session, {}).get(view.view_id)
+        s = self.sessions.get(view.session)
+        held = s.views.get(view.view_id) if s is not None else None
         return self._assess(view) if held is view else assess_view(view, source)
 
     @_in_one_moment
-    def gate(self, session: str, view_ids: list[str] | None = None) -> proto.GateResult:
+    def gate(self, p: proto.GateParams) -> proto.GateResult:
         """Do the views a decision rests on still hold? ``fresh`` and ``moved`` do."""
+        session = p.session
         stale = []
-        for view in self._session_views(session, view_ids):
+        for view in self._session_views(session, p.view_ids):
             a = self._assess(view)
             if a.status in ("fresh", "moved"):
                 continue
@@ -619,13 +649,16 @@ class Engine:
         now knows from its own write is committed to disk, so ``fresh/checkEdit`` still
         counts it as seen after a restart (instead of refusing the agent's next edit of
         the lines it just wrote)."""
-        key = (session, self.resolve(path)) if session else None
-        before = self._written.get(key) if key else None
+        rel = self.resolve(path)
+        before = self._written(session, rel)
         self.did_write(session, path)
-        if key is not None and session is not None:
-            after = self._written.get(key)
-            if after is not None and after is not before:
-                await self.store.put_written(session, key[1], after)
+        after = self._written(session, rel)
+        if session and after is not None and after is not before:
+            await self.store.put_written(session, rel, after)
+
+    def _written(self, session: str | None, rel: str) -> list[View] | None:
+        s = self.sessions.get(session) if session else None
+        return s.written.get(rel) if s is not None else None
 
     @_in_one_moment
     def did_write(self, session: str | None, path: str) -> None:
@@ -688,13 +721,12 @@ class Engine:
                     observed_at=self.clock(),
                 )
             )
-        self._written[(session, rel)] = written
+        self._session(session).written[rel] = written
 
     def _guard_views(self, session: str, rel: str) -> list[View]:
         """The session's views of ``rel`` and what it wrote there, oldest first."""
-        views = [v for v in self.views.get(session, {}).values() if v.path == rel]
-        views += self._written.get((session, rel), [])
-        return sorted(views, key=lambda v: v.seq)
+        s = self.sessions.get(session)
+        return s.guard_views(rel) if s is not None else []
 
     def editor_update(self, conn: str, path: str, text: str) -> None:
         """An editor buffer changed (open or edit): parse it incrementally so the tree for
@@ -735,14 +767,13 @@ class Engine:
         for rel in rels:
             self._current_or_none(rel)
             by_session: dict[str, list[str]] = {}
-            for session, views in self.views.items():
-                for view in views.values():
+            for session, s in self.sessions.items():
+                for view in s.views.values():
                     if view.path != rel:
                         continue
                     status = self._assess(view).status
-                    key = (session, view.view_id)
-                    if self._last_status.get(key) != status:
-                        self._last_status[key] = status
+                    if s.last_status.get(view.view_id) != status:
+                        s.last_status[view.view_id] = status
                         by_session.setdefault(session, []).append(view.view_id)
             for session, view_ids in by_session.items():
                 self._emit(session, sorted(view_ids), rel)
@@ -778,3 +809,37 @@ def _left_in_place(views: list[View], projection: proj.Projection) -> list[str]:
     """The views of a plan that got no marker: the request still carries their tool results."""
     marked = {m.view_id for m in projection.markers}
     return [v.view_id for v in views if v.view_id not in marked]
+
+
+@dataclass(slots=True)
+class _Ground:
+    """The engine as anchored placement sees it (``anchored.Ground``): the disk of this
+    moment, assessments, renewing a patched view, and the one projection pipeline."""
+
+    engine: Engine
+
+    def source(self, path: str) -> Source | None:
+        return self.engine._current_or_none(path)[0]
+
+    def assess(self, view: View) -> ViewAssessment:
+        return self.engine._assess(view)
+
+    def renew(self, view: View) -> None:
+        self.engine._renew(view)
+
+    def editor_dirty(self, path: str) -> bool:
+        return self.engine.editor_dirty(path)
+
+    def plan(
+        self,
+        session: str,
+        assessed: list[ViewAssessment],
+        budget_bytes: int,
+        view_ids: list[str],
+    ) -> proj.Projection:
+        return self.engine._plan(session, assessed, budget_bytes, "all", view_ids, own_lines=True)
+
+    def keep_plan(
+        self, session: str, entries: list[tuple[str, int, int, str]], kept: list[str]
+    ) -> str:
+        return self.engine._keep_plan(session, entries, kept)

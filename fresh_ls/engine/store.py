@@ -186,6 +186,25 @@ class ViewStore:
             )
         return cur.rowcount or 0
 
+    async def delete_session(self, session: str, view_ids: list[str]) -> None:
+        """Forget a session on disk in one transaction: these views of it (the ones the
+        engine held; a view stored since by another request stays), its ledger and what it
+        knew from its own writes."""
+        marks = ",".join("?" for _ in view_ids)
+        await self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if view_ids:
+                await self._db.execute(
+                    f"DELETE FROM views WHERE session = ? AND view_id IN ({marks})",
+                    (session, *view_ids),
+                )
+            await self._db.execute("DELETE FROM ledgers WHERE session = ?", (session,))
+            await self._db.execute("DELETE FROM written WHERE session = ?", (session,))
+            await self._db.execute("COMMIT")
+        except Exception:
+            await self._db.execute("ROLLBACK")
+            raise
+
     async def put_ledger(self, session: str, body: dict[str, Any]) -> None:
         """Keep a session's refresh ledger; returns once it is committed to disk."""
         await self._db.execute(
