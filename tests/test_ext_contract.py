@@ -32,9 +32,9 @@ import attrs
 import pytest
 
 from fresh_ls import protocol as P
+from fresh_ls.client import SyncClient
 from fresh_ls.protocol import python as protocol_py
 from fresh_ls.protocol import ts as protocol_ts
-from fresh_ls.client import SyncClient
 
 PROTOCOL_TS = Path(__file__).resolve().parent.parent / "vscode-ext" / "src" / "protocol.ts"
 REGENERATE = "run `make protocol` (python -m fresh_ls.protocol.ts) and commit the files"
