@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypedDict, Unpack
 
 from fresh_ls import errors, steps
-from fresh_ls.client.requests import Requests
+from fresh_ls.client.requests import Requests, wire_params
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.launch import python_command
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, endpoint_target
@@ -154,18 +154,15 @@ Result = dict[str, Any]
 """A request's result as the contract (docs/protocol.md) describes it."""
 
 
-def _params(**fields: Any) -> dict[str, Any]:
-    """``view_id`` -> ``viewId``; None values dropped (absent means the default)."""
-    return _camel(fields)
-
-
 def initialize_params(token: str | None, budget_bytes: int | None, policy: str | None) -> Any:
     """The params of ``initialize``: the token (for a listening endpoint) and the defaults."""
     return {
         "processId": os.getpid(),
         "rootUri": None,
         "capabilities": {},
-        "initializationOptions": _params(token=token, budget_bytes=budget_bytes, policy=policy),
+        "initializationOptions": wire_params(
+            {"token": token, "budget_bytes": budget_bytes, "policy": policy}
+        ),
     }
 
 
@@ -857,14 +854,3 @@ async def _connect_live(
             except autostart.CannotStart as exc:
                 raise ConnectionClosedError(None, str(exc), "initialize") from None
         await asyncio.sleep(0.05)
-
-
-def _camel(params: dict[str, Any]) -> dict[str, Any]:
-    """``view_id`` -> ``viewId``; None values dropped (absent means default)."""
-    out = {}
-    for key, value in params.items():
-        if value is None:
-            continue
-        head, *rest = key.split("_")
-        out[head + "".join(r.title() for r in rest)] = value
-    return out

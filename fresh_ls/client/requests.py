@@ -18,9 +18,10 @@ _R = TypeVar("_R")  # what a request method gives: a result, or an awaitable of 
 _N = TypeVar("_N")  # what a notification method gives: None, or an awaitable
 
 
-def _wire(args: dict[str, Any], **records: tuple[str, ...]) -> dict[str, Any]:
-    """A method's arguments as wire params: camelCase keys, None left out, and each
-    sequence of tuples named in ``records`` as objects with those keys."""
+def wire_params(args: dict[str, Any], **records: tuple[str, ...]) -> dict[str, Any]:
+    """A method's arguments as wire params: camelCase keys (``camel`` of the protocol),
+    None left out (absent means the default), ``self`` skipped, and each sequence of
+    tuples named in ``records`` as objects with those keys."""
     out = {}
     for key, value in args.items():
         if key == "self" or value is None:
@@ -28,7 +29,7 @@ def _wire(args: dict[str, Any], **records: tuple[str, ...]) -> dict[str, Any]:
         if key in records:
             value = [dict(zip(records[key], item, strict=True)) for item in value]
         head, *rest = key.split("_")
-        out[head + "".join(r.title() for r in rest)] = value
+        out[head + "".join(r[:1].upper() + r[1:] for r in rest)] = value
     return out
 
 
@@ -62,11 +63,11 @@ class Requests(Generic[_R, _N]):
         ``view_id`` the client mints one (``fresh_ls.ids``), so sending it again after a
         reconnection replaces the view rather than adding a second."""
         view_id = view_id or ids.view_id()
-        return self._result(M.OBSERVE, _wire(locals(), ranges=("firstLine", "lastLine")))
+        return self._result(M.OBSERVE, wire_params(locals(), ranges=("firstLine", "lastLine")))
 
     def stale(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/stale``: ``{views: [...]}`` with statuses, diffs and who changed what."""
-        return self._result(M.STALE, _wire(locals()))
+        return self._result(M.STALE, wire_params(locals()))
 
     def project(
         self,
@@ -82,23 +83,23 @@ class Requests(Generic[_R, _N]):
         """``fresh/project``: ``{planId, entries, omitted, markers, usedBytes, budgetBytes,
         rendered}``, and with ``placement="anchored"`` (``results``: the tool-call ids of
         the request's tool results, oldest first) also ``{placement, refreshes}``."""
-        return self._result(M.PROJECT, _wire(locals()))
+        return self._result(M.PROJECT, wire_params(locals()))
 
     def commit(self, plan_id: str) -> _R:
         """``fresh/commit``: ``{ok, changed}``."""
-        return self._result(M.COMMIT, _wire(locals()))
+        return self._result(M.COMMIT, wire_params(locals()))
 
     def forget(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/forget``: ``{forgotten}``."""
-        return self._result(M.FORGET, _wire(locals()))
+        return self._result(M.FORGET, wire_params(locals()))
 
     def status(self) -> _R:
         """``fresh/status``: ``{version, root, sessions, sources, watching, stateDir, ...}``."""
-        return self._result(M.STATUS, _wire(locals()))
+        return self._result(M.STATUS, wire_params(locals()))
 
     def view_text(self, session: str, view_id: str) -> _R:
         """``fresh/viewText``: what a view showed (an addition)."""
-        return self._result(M.VIEW_TEXT, _wire(locals()))
+        return self._result(M.VIEW_TEXT, wire_params(locals()))
 
     def check_edit(
         self,
@@ -112,12 +113,12 @@ class Requests(Generic[_R, _N]):
     ) -> _R:
         """``fresh/checkEdit``: may this session's edit of that region go ahead (v1.2)?
         ``{verdict, reason, units, text, viewId?}``."""
-        return self._result(M.CHECK_EDIT, _wire(locals()))
+        return self._result(M.CHECK_EDIT, wire_params(locals()))
 
     def gate(self, session: str, view_ids: list[str] | None = None) -> _R:
         """``fresh/gate``: ``{proceed, stale}``: do these views still hold (v1.2)?"""
-        return self._result(M.GATE, _wire(locals()))
+        return self._result(M.GATE, wire_params(locals()))
 
     def did_write(self, path: str, session: str | None = None) -> _N:
         """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
-        return self.notify(M.DID_WRITE, _wire(locals()))
+        return self.notify(M.DID_WRITE, wire_params(locals()))

@@ -19,6 +19,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import attrs
 
+from fresh_ls.protocol import camel
+
 PACKAGE = Path(__file__).resolve().parent.parent
 NAMES_PATH = PACKAGE / "methods.py"
 REQUESTS_PATH = PACKAGE / "client" / "requests.py"
@@ -77,11 +79,6 @@ def _py_type(t: Any) -> str:
     raise TypeError(f"no client type for {t!r}")
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
 def _wrap(text: str, width: int, indent: str) -> list[str]:
     lines: list[str] = []
     line = ""
@@ -132,9 +129,9 @@ def _method(m: Any) -> list[str]:
     for a in fields:
         record = _is_record_list(_strip_none(hints[a.name]))
         if record is not None:
-            keys = ", ".join(f'"{_camel(f.name)}"' for f in attrs.fields(record))
+            keys = ", ".join(f'"{camel(f.name)}"' for f in attrs.fields(record))
             records.append(f"{a.name}=({keys})")
-    wire = f"_wire(locals(){''.join(', ' + r for r in records)})"
+    wire = f"wire_params(locals(){''.join(', ' + r for r in records)})"
     call = "self.notify" if m.notification else "self._result"
     out.append(f"        return {call}(M.{m.constant}, {wire})")
     return out
@@ -171,9 +168,10 @@ def requests(methods: Any) -> str:
         '_N = TypeVar("_N")  # what a notification method gives: None, or an awaitable',
         "",
         "",
-        "def _wire(args: dict[str, Any], **records: tuple[str, ...]) -> dict[str, Any]:",
-        '    """A method\'s arguments as wire params: camelCase keys, None left out, and each',
-        '    sequence of tuples named in ``records`` as objects with those keys."""',
+        "def wire_params(args: dict[str, Any], **records: tuple[str, ...]) -> dict[str, Any]:",
+        '    """A method\'s arguments as wire params: camelCase keys (``camel`` of the protocol),',
+        "    None left out (absent means the default), ``self`` skipped, and each sequence of",
+        '    tuples named in ``records`` as objects with those keys."""',
         "    out = {}",
         "    for key, value in args.items():",
         '        if key == "self" or value is None:',
@@ -181,7 +179,7 @@ def requests(methods: Any) -> str:
         "        if key in records:",
         "            value = [dict(zip(records[key], item, strict=True)) for item in value]",
         '        head, *rest = key.split("_")',
-        '        out[head + "".join(r.title() for r in rest)] = value',
+        '        out[head + "".join(r[:1].upper() + r[1:] for r in rest)] = value',
         "    return out",
         "",
         "",
