@@ -131,6 +131,38 @@ def test_the_client_has_one_typed_method_per_served_method() -> None:
     assert isinstance(minted, str) and minted.startswith("v-")
 
 
+def test_one_table_entry_is_one_more_method_of_every_generated_file() -> None:
+    """Adding a method is one entry of the table (plus its handler): the names, the client's
+    typed method and the schema follow from it, with nothing else written by hand."""
+
+    @attrs.define(kw_only=True)
+    class PinParams:
+        session: str
+        view_id: str
+        until: int | None = None
+
+    pin = P.Method("fresh/pinView", PinParams, P.CommitResult, doc="keep a view in view.")
+    table = {**P.CLIENT_METHODS, pin.name: pin}
+    names: dict[str, Any] = {}
+    exec(protocol_py.names(table, P.SERVER_METHODS), names)
+    assert names["PIN_VIEW"] == "fresh/pinView"
+    source = protocol_py.requests(table)
+    assert (
+        "    def pin_view(self, session: str, view_id: str, until: int | None = None) -> _R:"
+        in (source.splitlines())
+    )
+    namespace: dict[str, Any] = {}
+    exec(source.replace("M.PIN_VIEW", '"fresh/pinView"'), namespace)
+    sent: list[tuple[str, Any]] = []
+
+    class Front(namespace["Requests"]):  # type: ignore[misc]
+        def _result(self, method: str, params: dict[str, Any]) -> Any:
+            sent.append((method, params))
+
+    Front().pin_view("s", "v1")
+    assert sent == [("fresh/pinView", {"session": "s", "viewId": "v1"})]
+
+
 def test_protocol_ts_declares_no_wire_type_of_its_own() -> None:
     text = PROTOCOL_TS.read_text(encoding="utf-8")
     assert 'export * from "./protocol.generated";' in text
