@@ -674,8 +674,8 @@ SERVER_METHODS: dict[str, Method] = {
 #: method name -> params class, for the methods the server serves: the one table the
 #: server structures incoming messages by.
 PARAMS: dict[str, type] = {m.name: m.params for m in CLIENT_METHODS.values() if m.served}
-REQUESTS = frozenset(m.name for m in CLIENT_METHODS.values() if m.served and m.result)
-NOTIFICATIONS = frozenset(m.name for m in CLIENT_METHODS.values() if m.result is None)
+REQUESTS = frozenset(m.name for m in CLIENT_METHODS.values() if m.served and not m.notification)
+NOTIFICATIONS = frozenset(m.name for m in CLIENT_METHODS.values() if m.notification)
 
 #: Classes outside the method tables that the schema also names.
 EXTRA_TYPES: tuple[type, ...] = (InitializationOptions, Endpoint)
