@@ -85,10 +85,11 @@ ext:
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
-## make protocol: regenerate fresh_ls/protocol.schema.json and the extension's
-## protocol.generated.ts from fresh_ls/protocol.py (tests/test_ext_contract.py checks both)
+## make protocol: regenerate fresh_ls/protocol/protocol.schema.json, the extension's
+## protocol.generated.ts, fresh_ls/methods.py and fresh_ls/client/requests.py from the
+## classes and method table of fresh_ls/protocol/ (tests/test_ext_contract.py checks all)
 protocol: $(STAMP)
-	$(PY) -m fresh_ls.protocol_ts
+	$(PY) -m fresh_ls.protocol.ts
 
 ## make soak: the reliability suite and the protocol model at full counts (quick counts run
 ## in make test), one line of figures per test at the end (docs/reliability.md).

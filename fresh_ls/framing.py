@@ -9,7 +9,7 @@ only, with a ``FrameError`` that says why; the caller answers it and closes.
 
 ``frame_steps`` is the reading without I/O: it asks its driver for a line or a number of
 bytes and returns the body. ``FrameReader`` drives it over an asyncio stream (the
-server); fresh_ls/client.py drives it over a blocking stream and an asyncio one. This
+server); fresh_ls/client/ drives it over a blocking stream and an asyncio one. This
 module imports neither pygls nor asyncio, so ``fresh-ls status`` stays cheap to start.
 """
 

@@ -1,12 +1,15 @@
 """The VS Code extension's protocol types and the Python server cannot drift apart.
 
-The Python classes in ``fresh_ls/protocol.py`` are the one definition of the wire. From them:
+The Python classes in ``fresh_ls/protocol/`` are the one definition of the wire. From them:
 
-- ``fresh_ls/protocol.schema.json`` (JSON Schema, committed) must be exactly what
+- ``fresh_ls/protocol/protocol.schema.json`` (JSON Schema, committed) must be exactly what
   ``protocol.schema()`` exports now;
-- ``vscode-ext/src/protocol.generated.ts`` must be exactly what ``fresh_ls.protocol_ts``
+- ``vscode-ext/src/protocol.generated.ts`` must be exactly what ``fresh_ls.protocol.ts``
   generates from that schema, and ``protocol.ts`` re-exports it instead of declaring its
   own interfaces;
+- ``fresh_ls/methods.py`` (the import-free names) and ``fresh_ls/client/requests.py`` (the
+  Python client's typed methods) must be exactly what ``fresh_ls.protocol.python``
+  generates from the method table;
 - the schema's method tables are the server's (``protocol.PARAMS``, ``NOTIFICATIONS``) and
   each params type has exactly the fields of its class, optional exactly when it has a
   default;
@@ -14,7 +17,7 @@ The Python classes in ``fresh_ls/protocol.py`` are the one definition of the wir
   the pushed ``fresh/didInvalidate`` and of ``endpoint.json`` is declared in its schema type
   with the JSON type it declares, and every required key is present.
 
-Regenerate both files with ``python -m fresh_ls.protocol_ts``.
+Regenerate them all with ``make protocol`` (``python -m fresh_ls.protocol.ts``).
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ import attrs
 import pytest
 
 from fresh_ls import protocol as P
-from fresh_ls import protocol_ts
 from fresh_ls.client import SyncClient
+from fresh_ls.protocol import python as protocol_py
+from fresh_ls.protocol import ts as protocol_ts
 
 PROTOCOL_TS = Path(__file__).resolve().parent.parent / "vscode-ext" / "src" / "protocol.ts"
-REGENERATE = "run `python -m fresh_ls.protocol_ts` and commit both files"
+REGENERATE = "run `make protocol` (python -m fresh_ls.protocol.ts) and commit the files"
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +60,113 @@ def test_generated_typescript_is_the_schemas(schema: dict[str, Any]) -> None:
     )
 
 
+def test_generated_python_is_the_method_tables() -> None:
+    names = protocol_py.names(P.CLIENT_METHODS, P.SERVER_METHODS)
+    assert protocol_py.NAMES_PATH.read_text(encoding="utf-8") == names, (
+        f"{protocol_py.NAMES_PATH.name} is stale: {REGENERATE}"
+    )
+    requests = protocol_py.requests(P.CLIENT_METHODS)
+    assert protocol_py.REQUESTS_PATH.read_text(encoding="utf-8") == requests, (
+        f"{protocol_py.REQUESTS_PATH.name} is stale: {REGENERATE}"
+    )
+
+
+def test_check_entry_point_sees_every_generated_file(tmp_path: Path) -> None:
+    assert protocol_ts.main(["--check"]) == 0
+    assert set(protocol_ts.generated()) == {
+        protocol_ts.SCHEMA_PATH,
+        protocol_ts.TS_PATH,
+        protocol_py.NAMES_PATH,
+        protocol_py.REQUESTS_PATH,
+    }
+
+
+def test_the_client_has_one_typed_method_per_served_method() -> None:
+    """Derived, not written again: a method of the table is a method of both clients, with
+    the params class's fields as its arguments (wire names through ``camel``)."""
+    import inspect
+
+    from fresh_ls.client import AsyncClient, SyncClient
+
+    for m in P.CLIENT_METHODS.values():
+        for cls in (SyncClient, AsyncClient):
+            fn = getattr(cls, m.client_name)
+            args = [a for a in inspect.signature(fn).parameters if a != "self"]
+            assert sorted(P.camel(a) for a in args) == sorted(_python_fields(m.params)), m.name
+    sent: list[tuple[str, Any]] = []
+
+    class Recorder(SyncClient):
+        def __init__(self) -> None:
+            pass
+
+        def _result(self, method: str, params: dict[str, Any]) -> Any:
+            sent.append((method, params))
+            return {}
+
+        def notify(self, method: str, params: Any) -> None:
+            sent.append((method, params))
+
+    client = Recorder()
+    client.observe("s", "a.py", view_id="v1", ranges=[(1, 2), (5, 6)], kind="read")
+    client.stale("s", ["v1"])
+    client.project("s", budget_bytes=0, bytes_after=[3], results=["c"])
+    client.did_write("a.py")
+    client.observe("s", "a.py")
+    assert sent[:4] == [
+        (
+            "fresh/observe",
+            {
+                "session": "s",
+                "path": "a.py",
+                "viewId": "v1",
+                "ranges": [{"firstLine": 1, "lastLine": 2}, {"firstLine": 5, "lastLine": 6}],
+                "kind": "read",
+            },
+        ),
+        ("fresh/stale", {"session": "s", "viewIds": ["v1"]}),
+        ("fresh/project", {"session": "s", "budgetBytes": 0, "results": ["c"], "bytesAfter": [3]}),
+        ("fresh/didWrite", {"path": "a.py"}),
+    ]
+    minted = sent[4][1]["viewId"]
+    assert isinstance(minted, str) and minted.startswith("v-")
+
+
+def test_one_table_entry_is_one_more_method_of_every_generated_file() -> None:
+    """Adding a method is one entry of the table (plus its handler): the names, the client's
+    typed method and the schema follow from it, with nothing else written by hand."""
+
+    @attrs.define(kw_only=True)
+    class PinParams:
+        session: str
+        view_id: str
+        until: int | None = None
+
+    pin = P.Method("fresh/pinView", PinParams, P.CommitResult, doc="keep a view in view.")
+    table = {**P.CLIENT_METHODS, pin.name: pin}
+    names: dict[str, Any] = {}
+    exec(protocol_py.names(table, P.SERVER_METHODS), names)
+    assert names["PIN_VIEW"] == "fresh/pinView"
+    source = protocol_py.requests(table)
+    assert (
+        "    def pin_view(self, session: str, view_id: str, until: int | None = None) -> _R:"
+        in (source.splitlines())
+    )
+    namespace: dict[str, Any] = {}
+    exec(source.replace("M.PIN_VIEW", '"fresh/pinView"'), namespace)
+    sent: list[tuple[str, Any]] = []
+
+    class Front(namespace["Requests"]):  # type: ignore[misc]
+        def _result(self, method: str, params: dict[str, Any]) -> Any:
+            sent.append((method, params))
+
+    Front().pin_view("s", "v1")
+    assert sent == [("fresh/pinView", {"session": "s", "viewId": "v1"})]
+
+
 def test_protocol_ts_declares_no_wire_type_of_its_own() -> None:
     text = PROTOCOL_TS.read_text(encoding="utf-8")
     assert 'export * from "./protocol.generated";' in text
-    assert "export interface" not in text, "wire types belong in fresh_ls/protocol.py"
+    assert "export interface" not in text, "wire types belong in fresh_ls/protocol/"
     assert "fresh/" not in text.replace("fresh_ls/", ""), "method names come from the schema"
 
 

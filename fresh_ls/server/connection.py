@@ -21,7 +21,7 @@ import logging
 import os
 import secrets
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -402,6 +402,23 @@ def _authorized(
     return handler
 
 
+def handler_table(handlers: Mapping[str, Callable[[Any], Any]]) -> list[tuple[P.Method, Any]]:
+    """Each served method of the protocol's table with its handler, in the table's order.
+    The table decides what is served and how (a request answers in its turn through
+    ``_guard``; a notification takes effect through ``_authorized``): a handler for a method
+    it does not serve, or a served method without one, is a ``RuntimeError`` at the first
+    connection (and in tests/server/test_handler_table.py), never a silent -32601."""
+    served = [m for m in P.CLIENT_METHODS.values() if m.served]
+    missing = [m.name for m in served if m.name not in handlers]
+    extra = sorted(set(handlers) - {m.name for m in served})
+    if missing or extra:
+        raise RuntimeError(
+            f"the handlers do not match the protocol's method table: missing {missing}, "
+            f"extra {extra}"
+        )
+    return [(m, handlers[m.name]) for m in served]
+
+
 def register_features(server: FreshServer) -> None:
     conn = server.conn
     engine = conn.engine
@@ -423,6 +440,12 @@ def register_features(server: FreshServer) -> None:
     async def check_edit(p: P.CheckEditParams) -> Any:
         return P.unstructure(await engine.check_edit(p))
 
+    async def did_write(p: Any) -> None:
+        if isinstance(p, FreshError):
+            log.warning("fresh/didWrite ignored: %s", p.message)
+            return
+        await engine.record_write(p.session, p.path)
+
     handlers: dict[str, Callable[[Any], Any]] = {
         P.OBSERVE: observe,
         P.STALE: lambda p: P.unstructure(engine.stale(p)),
@@ -433,15 +456,11 @@ def register_features(server: FreshServer) -> None:
         P.VIEW_TEXT: lambda p: P.unstructure(engine.view_text(p)),
         P.CHECK_EDIT: check_edit,
         P.GATE: lambda p: P.unstructure(engine.gate(p)),
+        P.DID_WRITE: did_write,
     }
-    for method, fn in handlers.items():
-        server.feature(method)(_guard(server, fn))
-
-    async def did_write(p: Any) -> None:
-        if isinstance(p, FreshError):
-            log.warning("fresh/didWrite ignored: %s", p.message)
-            return
-        await engine.record_write(p.session, p.path)
+    for method, fn in handler_table(handlers):
+        wrap = _authorized if method.notification else _guard
+        server.feature(method.name)(wrap(server, fn))
 
     def did_open(p: lsp.DidOpenTextDocumentParams) -> None:
         if (path := _path_of(p.text_document.uri)) is not None:
@@ -474,15 +493,14 @@ def register_features(server: FreshServer) -> None:
                 continue
         engine.sync(rels)
 
-    for method, fn in (
-        (P.DID_WRITE, did_write),
+    for lsp_method_name, lsp_fn in (
         (lsp.TEXT_DOCUMENT_DID_OPEN, did_open),
         (lsp.TEXT_DOCUMENT_DID_CHANGE, did_change),
         (lsp.TEXT_DOCUMENT_DID_SAVE, did_save),
         (lsp.TEXT_DOCUMENT_DID_CLOSE, did_close),
         (lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES, watched),
     ):
-        server.feature(method)(_authorized(server, fn))
+        server.feature(lsp_method_name)(_authorized(server, lsp_fn))
 
 
 #: Requests and notifications a connection may have waiting for its turn before the

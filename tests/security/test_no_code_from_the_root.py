@@ -39,9 +39,11 @@ IMPORTLIB_OK = {"importlib.resources", "importlib.metadata"}
 CODE_CALLS = {"exec", "eval", "compile", "__import__"}
 #: (file, call) -> why it is not a repository's code.
 CODE_CALLS_ALLOWED = {
-    ("protocol.py", "exec"): "compiles unstructure functions generated from fresh-ls's own "
-    "protocol classes (field names and hooks), never text from a file",
-    ("protocol.py", "compile"): "the same generated source",
+    ("protocol/__init__.py", "exec"): (
+        "compiles unstructure functions generated from fresh-ls's own "
+        "protocol classes (field names and hooks), never text from a file"
+    ),
+    ("protocol/__init__.py", "compile"): "the same generated source",
 }
 PROGRAM_CALLS = {
     "Popen",
@@ -64,7 +66,10 @@ PROGRAM_CALLS = {
 PROGRAM_MODULES = {"subprocess", "asyncio", "os"}
 #: file -> how many places start a program there, and what they start.
 PROGRAMS_ALLOWED = {
-    "client.py": (2, "the server: python_command (this interpreter, or the caller's python)"),
+    "client/__init__.py": (
+        2,
+        "the server: python_command (this interpreter, or the caller's python)",
+    ),
     "proxy/serve.py": (1, "`fresh-ls run -- CMD`: the command the user typed"),
     "launch.py": (1, "the shared server, detached: autostart.StartPlan.argv (python_command)"),
     "cli.py": (1, "`git rev-parse --show-toplevel` for run's root: a fixed argv, git from PATH"),

@@ -1,8 +1,7 @@
-// GENERATED from fresh_ls/protocol.schema.json by `python -P -m fresh_ls.protocol_ts`:
-// do not edit. The Python classes in fresh_ls/protocol.py are the source; change them,
-// then run `python -P -m fresh_ls.protocol --schema > fresh_ls/protocol.schema.json`
-// and `python -P -m fresh_ls.protocol_ts`. tests/test_ext_contract.py fails while
-// either file is stale.
+// GENERATED from fresh_ls/protocol/protocol.schema.json by
+// `python -P -m fresh_ls.protocol.ts` (make protocol): do not edit. The Python classes
+// in fresh_ls/protocol/__init__.py are the source; change them, then run
+// `make protocol`. tests/test_ext_contract.py fails while either file is stale.
 //
 // No imports: node's test runner loads this module directly.
 

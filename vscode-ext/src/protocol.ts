@@ -1,8 +1,8 @@
 // The fresh-ls wire contract (v1.2) for the extension: method names and payload types.
 //
 // The types and names come from protocol.generated.ts, which is generated from the Python
-// classes (fresh_ls/protocol.py -> fresh_ls/protocol.schema.json -> `python -m
-// fresh_ls.protocol_ts`); tests/test_ext_contract.py fails when that file is stale and
+// classes (fresh_ls/protocol/ -> fresh_ls/protocol/protocol.schema.json -> `python -m
+// fresh_ls.protocol.ts`); tests/test_ext_contract.py fails when that file is stale and
 // checks a live server's answers against the schema. Every other module imports these names
 // from here; nothing spells a method string by hand. What is written here by hand is only
 // what is not a wire shape: the derived helper types and functions below.

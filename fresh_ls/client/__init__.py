@@ -24,7 +24,9 @@ error; a ``didWrite`` lost that way is still seen by the server's watcher.
 live it starts the root's shared server (``fresh_ls.autostart``), and when its connection
 drops it reconnects at once, starting a new server when no process holds the root.
 
-The protocol is written once, without I/O, in ``ClientCore``: framing (the server's own
+The typed methods are generated from the protocol's method table
+(``fresh_ls/client/requests.py``, by ``make protocol``). The protocol is written once,
+without I/O, in ``ClientCore``: framing (the server's own
 ``fresh_ls.framing``), request ids, matching answers to their requests, notifications,
 error codes to exceptions, the ``initialize`` handshake. ``SyncClient`` and ``AsyncClient``
 are thin fronts that move its bytes over a blocking stream or an asyncio one, driving its
@@ -45,10 +47,10 @@ import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
+from typing import IO, TYPE_CHECKING, Any, TypedDict, Unpack
 
-from fresh_ls import errors, ids, steps
-from fresh_ls import methods as M
+from fresh_ls import errors, steps
+from fresh_ls.client.requests import Requests, wire_params
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.launch import python_command
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, endpoint_target
@@ -152,18 +154,15 @@ Result = dict[str, Any]
 """A request's result as the contract (docs/protocol.md) describes it."""
 
 
-def _params(**fields: Any) -> dict[str, Any]:
-    """``view_id`` -> ``viewId``; None values dropped (absent means the default)."""
-    return _camel(fields)
-
-
 def initialize_params(token: str | None, budget_bytes: int | None, policy: str | None) -> Any:
     """The params of ``initialize``: the token (for a listening endpoint) and the defaults."""
     return {
         "processId": os.getpid(),
         "rootUri": None,
         "capabilities": {},
-        "initializationOptions": _params(token=token, budget_bytes=budget_bytes, policy=policy),
+        "initializationOptions": wire_params(
+            {"token": token, "budget_bytes": budget_bytes, "policy": policy}
+        ),
     }
 
 
@@ -372,131 +371,7 @@ def _spawning(
     return argv, options.get("budget_bytes"), options.get("policy")
 
 
-_R = TypeVar("_R")  # what a request method gives: a result, or an awaitable of one
-_N = TypeVar("_N")  # what a notification method gives: None, or an awaitable
-
-
-class _Requests(Generic[_R, _N]):
-    """The typed methods, shared by both clients; ``_result`` and ``notify`` are the
-    front's (a blocking call, or an awaitable)."""
-
-    def _result(self, method: str, params: dict[str, Any]) -> _R:  # pragma: no cover
-        raise NotImplementedError
-
-    def notify(self, method: str, params: Any) -> _N:  # pragma: no cover
-        raise NotImplementedError
-
-    def observe(
-        self,
-        session: str,
-        path: str,
-        *,
-        view_id: str | None = None,
-        first_line: int | None = None,
-        last_line: int | None = None,
-        text: str | None = None,
-        kind: str | None = None,
-        result: str | None = None,
-        ranges: Sequence[tuple[int, int]] | None = None,
-    ) -> _R:
-        """``fresh/observe``: register a view; ``{viewId, path, firstLine, lastLine, status,
-        units}``. ``result``: the tool result as the model saw it, decorated (lets
-        ``placement: anchored`` patch it in place). ``ranges``: a sparse view (v1.3), as
-        ``(firstLine, lastLine)`` pairs, instead of ``first_line``/``last_line``. Without
-        ``view_id`` the client mints one (``fresh_ls.ids``), so sending it again after a
-        reconnection replaces the view rather than adding a second."""
-        params = _params(
-            session=session,
-            path=path,
-            view_id=view_id or ids.view_id(),
-            first_line=first_line,
-            last_line=last_line,
-            ranges=(
-                [{"firstLine": a, "lastLine": b} for a, b in ranges] if ranges is not None else None
-            ),
-            text=text,
-            kind=kind,
-            result=result,
-        )
-        return self._result(M.OBSERVE, params)
-
-    def stale(self, session: str, view_ids: list[str] | None = None) -> _R:
-        """``fresh/stale``: ``{views: [...]}`` with statuses, diffs and who changed what."""
-        return self._result(M.STALE, _params(session=session, view_ids=view_ids))
-
-    def project(
-        self,
-        session: str,
-        *,
-        budget_bytes: int | None = None,
-        policy: str | None = None,
-        view_ids: list[str] | None = None,
-        placement: str | None = None,
-        results: list[str] | None = None,
-        bytes_after: list[int] | None = None,
-    ) -> _R:
-        """``fresh/project``: ``{planId, entries, omitted, markers, usedBytes, budgetBytes,
-        rendered}``, and with ``placement="anchored"`` (``results``: the tool-call ids of
-        the request's tool results, oldest first) also ``{placement, refreshes}``."""
-        params = _params(
-            session=session,
-            budget_bytes=budget_bytes,
-            policy=policy,
-            view_ids=view_ids,
-            placement=placement,
-            results=results,
-            bytes_after=bytes_after,
-        )
-        return self._result(M.PROJECT, params)
-
-    def commit(self, plan_id: str) -> _R:
-        """``fresh/commit``: ``{ok, changed}``."""
-        return self._result(M.COMMIT, {"planId": plan_id})
-
-    def forget(self, session: str, view_ids: list[str] | None = None) -> _R:
-        """``fresh/forget``: ``{forgotten}``."""
-        return self._result(M.FORGET, _params(session=session, view_ids=view_ids))
-
-    def status(self) -> _R:
-        """``fresh/status``: ``{version, root, sessions, sources, watching, stateDir, ...}``."""
-        return self._result(M.STATUS, {})
-
-    def view_text(self, session: str, view_id: str) -> _R:
-        """``fresh/viewText`` (an addition): what a view showed."""
-        return self._result(M.VIEW_TEXT, {"session": session, "viewId": view_id})
-
-    def check_edit(
-        self,
-        session: str,
-        path: str,
-        *,
-        old_text: str | None = None,
-        first_line: int | None = None,
-        last_line: int | None = None,
-        whole_file: bool | None = None,
-    ) -> _R:
-        """``fresh/checkEdit`` (v1.2): may this session's edit of that region go ahead?
-        ``{verdict, reason, units, text, viewId?}``."""
-        params = _params(
-            session=session,
-            path=path,
-            old_text=old_text,
-            first_line=first_line,
-            last_line=last_line,
-            whole_file=whole_file,
-        )
-        return self._result(M.CHECK_EDIT, params)
-
-    def gate(self, session: str, view_ids: list[str] | None = None) -> _R:
-        """``fresh/gate`` (v1.2): ``{proceed, stale}``: do these views still hold?"""
-        return self._result(M.GATE, _params(session=session, view_ids=view_ids))
-
-    def did_write(self, path: str, session: str | None = None) -> _N:
-        """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
-        return self.notify(M.DID_WRITE, _params(path=path, session=session))
-
-
-class SyncClient(_Requests[Result, None]):
+class SyncClient(Requests[Result, None]):
     """A blocking client; notifications from the server are kept in ``notifications``."""
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], closer: Any = None) -> None:
@@ -668,7 +543,7 @@ class SyncClient(_Requests[Result, None]):
         self.close()
 
 
-class AsyncClient(_Requests[Awaitable[Result], Awaitable[None]]):
+class AsyncClient(Requests[Awaitable[Result], Awaitable[None]]):
     """The same requests, awaited: over a listening endpoint (``attach``) or a child server
     on stdio (``spawn``). Notifications from the server arrive on ``notifications``."""
 
@@ -979,14 +854,3 @@ async def _connect_live(
             except autostart.CannotStart as exc:
                 raise ConnectionClosedError(None, str(exc), "initialize") from None
         await asyncio.sleep(0.05)
-
-
-def _camel(params: dict[str, Any]) -> dict[str, Any]:
-    """``view_id`` -> ``viewId``; None values dropped (absent means default)."""
-    out = {}
-    for key, value in params.items():
-        if value is None:
-            continue
-        head, *rest = key.split("_")
-        out[head + "".join(r.title() for r in rest)] = value
-    return out

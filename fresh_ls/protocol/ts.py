@@ -1,9 +1,11 @@
-"""TypeScript interfaces generated from the protocol's JSON Schema.
+"""TypeScript interfaces generated from the protocol's JSON Schema, and ``make protocol``.
 
-``python -P -m fresh_ls.protocol_ts`` rewrites ``vscode-ext/src/protocol.generated.ts`` from
-``fresh_ls/protocol.schema.json`` (itself ``python -P -m fresh_ls.protocol --schema``), so the
-extension's types are the Python classes' by construction; ``--check`` fails when either
-committed file is stale. tests/test_ext_contract.py runs the same checks.
+``python -P -m fresh_ls.protocol.ts`` rewrites ``vscode-ext/src/protocol.generated.ts`` from
+``fresh_ls/protocol/protocol.schema.json`` (itself ``python -P -m fresh_ls.protocol
+--schema``), so the extension's types are the Python classes' by construction, and with
+them the Python files generated from the method table (``fresh_ls.protocol.python``: the
+import-free names and the client's typed methods); ``--check`` fails when any committed
+file is stale. tests/test_ext_contract.py runs the same checks.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 PACKAGE = Path(__file__).resolve().parent
 SCHEMA_PATH = PACKAGE / "protocol.schema.json"
-TS_PATH = PACKAGE.parent / "vscode-ext" / "src" / "protocol.generated.ts"
+TS_PATH = PACKAGE.parent.parent / "vscode-ext" / "src" / "protocol.generated.ts"
 
 
 def _ts_type(prop: dict[str, Any], drop_null: bool = False) -> str:
@@ -46,11 +48,10 @@ def _doc(text: str | None, indent: str = "") -> list[str]:
 def generate(schema: dict[str, Any]) -> str:
     defs: dict[str, Any] = schema["$defs"]
     out = [
-        "// GENERATED from fresh_ls/protocol.schema.json by `python -P -m fresh_ls.protocol_ts`:",
-        "// do not edit. The Python classes in fresh_ls/protocol.py are the source; change them,",
-        "// then run `python -P -m fresh_ls.protocol --schema > fresh_ls/protocol.schema.json`",
-        "// and `python -P -m fresh_ls.protocol_ts`. tests/test_ext_contract.py fails while",
-        "// either file is stale.",
+        "// GENERATED from fresh_ls/protocol/protocol.schema.json by",
+        "// `python -P -m fresh_ls.protocol.ts` (make protocol): do not edit. The Python classes",
+        "// in fresh_ls/protocol/__init__.py are the source; change them, then run",
+        "// `make protocol`. tests/test_ext_contract.py fails while either file is stale.",
         "//",
         "// No imports: node's test runner loads this module directly.",
         "",
@@ -122,24 +123,33 @@ def committed_schema() -> dict[str, Any]:
     return loaded
 
 
-def main(argv: list[str] | None = None) -> int:
+def generated() -> dict[Path, str]:
+    """Every file ``make protocol`` writes, with what it must hold now. The TypeScript is
+    made from the committed schema (what the extension's build reads), the rest from the
+    classes."""
     from fresh_ls import protocol
+    from fresh_ls.protocol import python
 
+    return {
+        SCHEMA_PATH: protocol.schema_json(),
+        TS_PATH: generate(protocol.schema()),
+        python.NAMES_PATH: python.names(protocol.CLIENT_METHODS, protocol.SERVER_METHODS),
+        python.REQUESTS_PATH: python.requests(protocol.CLIENT_METHODS),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--check"]:
-        stale = []
-        if SCHEMA_PATH.read_text(encoding="utf-8") != protocol.schema_json():
-            stale.append(str(SCHEMA_PATH))
-        if TS_PATH.read_text(encoding="utf-8") != generate(protocol.schema()):
-            stale.append(str(TS_PATH))
+        stale = [p for p, text in generated().items() if p.read_text(encoding="utf-8") != text]
         for path in stale:
             print(f"stale: {path}", file=sys.stderr)
         return 1 if stale else 0
     if args:
-        print("usage: python -P -m fresh_ls.protocol_ts [--check]", file=sys.stderr)
+        print("usage: python -P -m fresh_ls.protocol.ts [--check]", file=sys.stderr)
         return 2
-    SCHEMA_PATH.write_text(protocol.schema_json(), encoding="utf-8")
-    TS_PATH.write_text(generate(committed_schema()), encoding="utf-8")
+    for path, text in generated().items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 
