@@ -181,6 +181,11 @@ class Engine:
     def _read(self, rel: str) -> Found:
         """What the disk holds for ``rel`` at this moment; the first read of the moment
         tells attribution the change it showed, if any."""
+        now = self._now
+        if now is not None:  # read already this moment: no change to tell (``_read_once``)
+            found = now.found.get(rel)
+            if found is not None:
+                return found
         with self._moment() as moment:
             found, seen = self._read_once(moment, rel)
             if seen is not None:
@@ -230,7 +235,8 @@ class Engine:
     # -- assessment -----------------------------------------------------------------------
 
     def _assess(self, view: View) -> ViewAssessment:
-        source, reason = self._current_or_none(view.path)
+        source, error = self._read(view.path)
+        reason = error.reason if error is not None else None
         sha = source.sha256 if source is not None else f"!{reason}"
         key = (view.session, view.view_id)
         cached = self._assessed.get(key)
