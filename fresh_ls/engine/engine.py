@@ -202,6 +202,11 @@ class Engine:
     def _read(self, rel: str) -> Found:
         """What the disk holds for ``rel`` at this moment; the first read of the moment
         tells attribution the change it showed, if any."""
+        now = self._now
+        if now is not None:  # read already this moment: no change to tell (``_read_once``)
+            found = now.found.get(rel)
+            if found is not None:
+                return found
         with self._moment() as moment:
             found, seen = self._read_once(moment, rel)
             if seen is not None:
@@ -251,7 +256,8 @@ class Engine:
     # -- assessment -----------------------------------------------------------------------
 
     def _assess(self, view: View) -> ViewAssessment:
-        source, reason = self._current_or_none(view.path)
+        source, error = self._read(view.path)
+        reason = error.reason if error is not None else None
         sha = source.sha256 if source is not None else f"!{reason}"
         assessed = self._session(view.session).assessed
         cached = assessed.get(view.view_id)
