@@ -119,6 +119,13 @@ class Requests(Generic[_R, _N]):
         """``fresh/gate``: ``{proceed, stale}``: do these views still hold (v1.2)?"""
         return self._result(M.GATE, wire_params(locals()))
 
-    def did_write(self, path: str, session: str | None = None) -> _N:
+    def did_write(
+        self,
+        path: str,
+        *,
+        session: str | None = None,
+        first_line: int | None = None,
+        last_line: int | None = None,
+    ) -> _N:
         """``fresh/didWrite``: this agent (``session``) wrote ``path``."""
         return self.notify(M.DID_WRITE, wire_params(locals()))

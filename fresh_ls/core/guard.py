@@ -230,12 +230,12 @@ def restrict_diff(diff: str, first: int, last: int) -> str:
 # -- a session's own writes -----------------------------------------------------------------
 
 
-def carry_over(known_before: set[int], before: Source | None, after: Source) -> set[int]:
-    """The lines of ``after`` a writer knows once its write took ``before`` to ``after``:
-    the lines it knew of ``before`` that the write left alone (at their new numbers), and
-    every line the write changed (it wrote them)."""
+def changed_span(before: Source | None, after: Source) -> tuple[int, int, int]:
+    """Where a write took ``before`` to ``after``: ``(start, end_before, end_after)``, the
+    lines ``start + 1 ..= end_after`` of ``after`` replaced lines ``start + 1 ..= end_before``
+    of ``before`` (the common head and tail left out). No ``before``: all of ``after``."""
     if before is None:
-        return set(range(1, after.line_count + 1))
+        return 0, 0, after.line_count
     a, b = before.lines, after.lines
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
@@ -244,10 +244,28 @@ def carry_over(known_before: set[int], before: Source | None, after: Source) -> 
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a -= 1
         end_b -= 1
+    return start, end_a, end_b
+
+
+def carry_over(
+    known_before: set[int],
+    before: Source | None,
+    after: Source,
+    wrote: tuple[int, int] | None = None,
+) -> set[int]:
+    """The lines of ``after`` a writer knows once its write took ``before`` to ``after``:
+    the lines it knew of ``before`` that the write left alone (at their new numbers), and
+    every line the write changed (it wrote them). ``wrote``: the lines of ``after`` the
+    writer says it wrote (``fresh/didWrite``'s ``firstLine``/``lastLine``); changed lines
+    outside them are someone else's change it never saw, so it does not know them."""
+    start, end_a, end_b = changed_span(before, after)
     shift = end_b - end_a
     out = {n for n in known_before if n <= start}
     out |= {n + shift for n in known_before if n > end_a}
-    out |= set(range(start + 1, end_b + 1))
+    changed = range(start + 1, end_b + 1)
+    if wrote is not None:
+        changed = range(max(start + 1, wrote[0]), min(end_b, wrote[1]) + 1)
+    out |= set(changed)
     return out
 
 

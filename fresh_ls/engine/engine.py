@@ -650,14 +650,16 @@ class Engine:
 
     # -- notifications in -----------------------------------------------------------------
 
-    async def record_write(self, session: str | None, path: str) -> None:
+    async def record_write(
+        self, session: str | None, path: str, wrote: tuple[int, int] | None = None
+    ) -> None:
         """``fresh/didWrite`` as the server takes it: ``did_write``, then what the session
         now knows from its own write is committed to disk, so ``fresh/checkEdit`` still
         counts it as seen after a restart (instead of refusing the agent's next edit of
         the lines it just wrote)."""
         rel = self.resolve(path)
         before = self._written(session, rel)
-        self.did_write(session, path)
+        self.did_write(session, path, wrote)
         after = self._written(session, rel)
         if session and after is not None and after is not before:
             await self.store.put_written(session, rel, after)
@@ -667,15 +669,24 @@ class Engine:
         return s.written.get(rel) if s is not None else None
 
     @_in_one_moment
-    def did_write(self, session: str | None, path: str) -> None:
+    def did_write(
+        self, session: str | None, path: str, wrote: tuple[int, int] | None = None
+    ) -> None:
+        """``wrote``: the lines the writer says it wrote (first, last), when it says so."""
         rel = self.resolve(path)
         if session:
             first_read = rel not in self._known_sha
             self.claim(rel, f"session:{session}")
-            self._learn_write(session, rel, first_read)
+            self._learn_write(session, rel, first_read, wrote)
         self.sync([rel])
 
-    def _learn_write(self, session: str, rel: str, first_read: bool = False) -> None:
+    def _learn_write(
+        self,
+        session: str,
+        rel: str,
+        first_read: bool = False,
+        wrote: tuple[int, int] | None = None,
+    ) -> None:
         """The change just claimed by ``session`` is its own: what it knew of the file
         before stays known where the write left it, and every line it wrote is known
         (``guard.carry_over``), kept as views of its own for ``fresh/checkEdit``. A file
@@ -684,7 +695,9 @@ class Engine:
         read it (its views or writes, kept across a restart), the write is no creation: what
         it wrote cannot be told apart from what changed while no server watched, so it keeps
         only what still holds of what it knew (a deny it can retry after a read, never an
-        edit of code it never saw)."""
+        edit of code it never saw). When the writer said which lines it wrote (``wrote``),
+        changed lines outside them are not its own: a change nobody reported that the server
+        had not read yet is not credited to the next writer."""
         before: Source | None
         if first_read:
             after, _ = self._current_or_none(rel)
@@ -707,7 +720,7 @@ class Engine:
             views = self._guard_views(session, rel)
             known = guard.learn([assess_view(v, before) for v in views], before).known
         written = []
-        for first, last in guard.runs(guard.carry_over(known, before, after)):
+        for first, last in guard.runs(guard.carry_over(known, before, after, wrote)):
             self._seq += 1
             lines = after.lines[first - 1 : last]
             whole = first == 1 and last == after.line_count

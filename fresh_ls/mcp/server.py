@@ -304,7 +304,7 @@ def build_server(
         """Tell fresh-ls this session wrote ``rel`` (so its lines count as seen), and wait
         until it has taken effect: a request after a notification on one connection sees
         it, so the next check of any agent names this session as the author."""
-        await call(lambda c: c.did_write(rel, session))
+        await call(lambda c: c.did_write(rel, session=session))
         await call(lambda c: c.gate(session, []))
 
     def shown(

@@ -313,6 +313,10 @@ class GateParams:
 class DidWriteParams:
     path: str = attrs.field(validator=_path)
     session: str | None = None
+    #: An addition: the lines of the new file the writer wrote (both given, or neither);
+    #: changed lines outside them are not credited to it (docs/protocol.md).
+    first_line: int | None = attrs.field(default=None, validator=_positive)
+    last_line: int | None = attrs.field(default=None, validator=_not_negative)
 
 
 # -- notifications (server to client) -------------------------------------------------------

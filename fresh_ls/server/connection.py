@@ -444,7 +444,10 @@ def register_features(server: FreshServer) -> None:
         if isinstance(p, FreshError):
             log.warning("fresh/didWrite ignored: %s", p.message)
             return
-        await engine.record_write(p.session, p.path)
+        wrote = None
+        if p.first_line is not None and p.last_line is not None:
+            wrote = (p.first_line, p.last_line)
+        await engine.record_write(p.session, p.path, wrote)
 
     handlers: dict[str, Callable[[Any], Any]] = {
         P.OBSERVE: observe,

@@ -66,6 +66,16 @@ def test_carry_over_keeps_known_lines_at_their_new_numbers() -> None:
     assert guard.runs({1, 3, 4, 6}) == [(1, 1), (3, 4), (6, 6)]
 
 
+def test_carry_over_credits_only_the_lines_the_writer_says_it_wrote() -> None:
+    """Lines 2 and 5 changed in one span, the writer says it wrote line 5 only: line 2 is
+    someone else's change (not known), line 5 is known, line 1 (known before) stays."""
+    before = Source.from_text("a.txt", "1\n2\n3\n4\n5\n")
+    after = Source.from_text("a.txt", "1\nB\n3\n4\nE\n")
+    assert guard.carry_over({1}, before, after) == {1, 2, 3, 4, 5}
+    assert guard.carry_over({1}, before, after, wrote=(5, 5)) == {1, 5}
+    assert guard.carry_over(set(), None, after, wrote=(2, 3)) == {2, 3}  # a creation
+
+
 def test_locate_text_spans_lines() -> None:
     text = "a\nbb\nccc\n"
     assert guard.locate_text(text, "b\nc") == (2, 3)

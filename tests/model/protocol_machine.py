@@ -328,7 +328,7 @@ class ProtocolModel(RuleBasedStateMachine):
         versions = list(self.disk[path])
         versions[j] = version
         self.write_file(path, versions)
-        s.client.did_write(path, s.name)
+        s.client.did_write(path, session=s.name)
         s.client.gate(s.name, [])
         self.tally["own write"] += 1
 

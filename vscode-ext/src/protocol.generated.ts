@@ -146,6 +146,8 @@ export interface DidInvalidateParams {
 export interface DidWriteParams {
   path: string;
   session?: string;
+  firstLine?: number;
+  lastLine?: number;
 }
 
 /** ``<stateDir>/endpoint.json``, written by a listening server. */
