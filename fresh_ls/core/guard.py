@@ -33,6 +33,7 @@ from typing import Literal
 
 from fresh_ls.core.model import ObservedUnit, UnitAssessment, View, ViewAssessment
 from fresh_ls.core.projection import Entry, render
+from fresh_ls.core.ranges import changed_span
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import unified_diff
 from fresh_ls.core.text import split_lines
@@ -228,23 +229,6 @@ def restrict_diff(diff: str, first: int, last: int) -> str:
 
 
 # -- a session's own writes -----------------------------------------------------------------
-
-
-def changed_span(before: Source | None, after: Source) -> tuple[int, int, int]:
-    """Where a write took ``before`` to ``after``: ``(start, end_before, end_after)``, the
-    lines ``start + 1 ..= end_after`` of ``after`` replaced lines ``start + 1 ..= end_before``
-    of ``before`` (the common head and tail left out). No ``before``: all of ``after``."""
-    if before is None:
-        return 0, 0, after.line_count
-    a, b = before.lines, after.lines
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return start, end_a, end_b
 
 
 def carry_over(

@@ -55,10 +55,12 @@ def observed_lines(source: Source, first: int, last: int, given: list[str] | Non
     return seen
 
 
-def changed_lines(before: Source | None, after: Source | None) -> tuple[int, int]:
-    """The line span of ``after`` that differs from ``before`` (common prefix/suffix)."""
-    if after is None or before is None:
-        return 1, max(1, after.line_count if after else 1)
+def changed_span(before: Source | None, after: Source) -> tuple[int, int, int]:
+    """Where a write took ``before`` to ``after``: ``(start, end_before, end_after)``, the
+    lines ``start + 1 ..= end_after`` of ``after`` replaced lines ``start + 1 ..= end_before``
+    of ``before`` (the common head and tail left out). No ``before``: all of ``after``."""
+    if before is None:
+        return 0, 0, after.line_count
     a, b = before.lines, after.lines
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
@@ -67,6 +69,14 @@ def changed_lines(before: Source | None, after: Source | None) -> tuple[int, int
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a -= 1
         end_b -= 1
+    return start, end_a, end_b
+
+
+def changed_lines(before: Source | None, after: Source | None) -> tuple[int, int]:
+    """The line span of ``after`` that differs from ``before`` (common prefix/suffix)."""
+    if after is None or before is None:
+        return 1, max(1, after.line_count if after else 1)
+    start, _, end_b = changed_span(before, after)
     return start + 1, max(start + 1, end_b)
 
 
