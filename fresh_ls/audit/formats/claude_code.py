@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fresh_ls.audit.formats.common import as_int, ident, items, obj, text_of
+from fresh_ls.audit.formats.common import RecordedCall, as_int, ident, items, obj, text_of
 from fresh_ls.audit.steps import Step, Transcript, TranscriptError
 from fresh_ls.toolcalls.agents import Seen, ToolCall, recognize
 
@@ -61,18 +61,7 @@ def _patch_text(path: str, hunks: list[Any]) -> str | None:
     return "\n".join(out) + "\n"
 
 
-class _Call:
-    def __init__(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        self.call_id = call_id
-        self.name = name
-        self.args = args
-        self.output = ""
-        self.is_error = False
-        self.recorded: dict[str, Any] = {}  # toolUseResult
-        self.cwd: str | None = None
-
-
-def _read_step(step_id: int, call: _Call) -> Step:
+def _read_step(step_id: int, call: RecordedCall) -> Step:
     seen = [
         e
         for e in recognize(ToolCall(call.call_id, "Read", call.args, call.output), call.cwd)
@@ -100,7 +89,7 @@ def _read_step(step_id: int, call: _Call) -> Step:
     )
 
 
-def _edit_step(step_id: int, call: _Call) -> Step:
+def _edit_step(step_id: int, call: RecordedCall) -> Step:
     path = call.args.get("file_path") or call.args.get("notebook_path")
     path = str(path) if path else None
     recorded = call.recorded
@@ -120,7 +109,7 @@ def _edit_step(step_id: int, call: _Call) -> Step:
     return Step(step_id, "opaque_edit", **common)
 
 
-def _step(step_id: int, call: _Call) -> Step:
+def _step(step_id: int, call: RecordedCall) -> Step:
     failed = call.is_error
     if call.name == "Read":
         step = _read_step(step_id, call)
@@ -149,8 +138,8 @@ def parse(data: Any, run: str, source: str) -> Transcript:
     if any(not r.get("isSidechain") for r in records):
         records = [r for r in records if not r.get("isSidechain")]
     transcript = Transcript(run=run, format=FORMAT, source=source)
-    calls: list[_Call] = []
-    by_id: dict[str, _Call] = {}
+    calls: list[RecordedCall] = []
+    by_id: dict[str, RecordedCall] = {}
     responses: set[str] = set()
     cwd: str | None = None
     for record in records:
@@ -172,7 +161,7 @@ def parse(data: Any, run: str, source: str) -> Transcript:
                 block = obj(block)
                 if block.get("type") != "tool_use":
                     continue
-                call = _Call(
+                call = RecordedCall(
                     ident(block.get("id")) or f"#{len(calls)}",
                     str(block.get("name") or ""),
                     obj(block.get("input")),

@@ -8,12 +8,28 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from fresh_ls.audit.steps import Step, TranscriptError
 
 _EDITOR_TOOLS = {"view", "create", "str_replace", "insert", "undo_edit"}
 _UPLOADED = re.compile(r"<uploaded_files>\s*(/\S+?)\s*</uploaded_files>")
+
+
+@dataclass
+class RecordedCall:
+    """One tool call of a session file and, once its result is read, what came back:
+    the text the model saw, whether it was an error, and the agent's own record of it
+    (Claude Code's ``toolUseResult``, Pi's ``details``), where the line-numbered diffs are."""
+
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    output: str = ""
+    is_error: bool = False
+    recorded: dict[str, Any] = field(default_factory=dict)
+    cwd: str | None = None
 
 
 def text_of(content: Any) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fresh_ls.audit.formats.common import ident, items, obj, text_of
+from fresh_ls.audit.formats.common import RecordedCall, ident, items, obj, text_of
 from fresh_ls.audit.steps import Step, Transcript, TranscriptError
 from fresh_ls.toolcalls.agents import Seen, ToolCall, recognize
 
@@ -77,17 +77,7 @@ def diff_as_patch(path: str, diff: str) -> str | None:
     return "\n".join(out) + "\n"
 
 
-class _Call:
-    def __init__(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        self.call_id = call_id
-        self.name = name
-        self.args = args
-        self.output = ""
-        self.is_error = False
-        self.details: dict[str, Any] = {}
-
-
-def _step(step_id: int, call: _Call, cwd: str | None) -> Step:
+def _step(step_id: int, call: RecordedCall, cwd: str | None) -> Step:
     args, output = call.args, call.output
     path = args.get("path") or args.get("file_path")
     path = str(path) if isinstance(path, str) and path else None
@@ -106,7 +96,7 @@ def _step(step_id: int, call: _Call, cwd: str | None) -> Step:
         else:
             step = Step(step_id, "other", command="read")
     elif call.name == "edit" and path:
-        diff = call.details.get("diff")
+        diff = call.recorded.get("diff")
         patch = diff_as_patch(path, diff) if isinstance(diff, str) else None
         edits = [obj(e) for e in items(args.get("edits"))]
         if not edits and isinstance(args.get("oldText"), str):
@@ -139,8 +129,8 @@ def parse(data: Any, run: str, source: str) -> Transcript:
     if cwd:
         transcript.roots.append(cwd)
         transcript.cwd = cwd
-    calls: list[_Call] = []
-    by_id: dict[str, _Call] = {}
+    calls: list[RecordedCall] = []
+    by_id: dict[str, RecordedCall] = {}
     for record in data:
         if not isinstance(record, dict) or record.get("type") != "message":
             continue
@@ -153,7 +143,7 @@ def parse(data: Any, run: str, source: str) -> Transcript:
                 block = obj(block)
                 if block.get("type") != "toolCall":
                     continue
-                call = _Call(
+                call = RecordedCall(
                     ident(block.get("id")) or f"#{len(calls)}",
                     str(block.get("name") or ""),
                     obj(block.get("arguments")),
@@ -166,6 +156,6 @@ def parse(data: Any, run: str, source: str) -> Transcript:
             if answered is not None:
                 answered.output = text_of(message.get("content"))
                 answered.is_error = message.get("isError") is True
-                answered.details = obj(message.get("details"))
+                answered.recorded = obj(message.get("details"))
     transcript.steps = [_step(i, call, cwd) for i, call in enumerate(calls)]
     return transcript
