@@ -9,18 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from fresh_ls.engine.engine import Engine
 from fresh_ls.engine.wire import Encoded
 from fresh_ls.protocol import (
-    ObserveParams,
     Policy,
     ProjectParams,
     ProjectResult,
     parse,
     unstructure,
 )
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
+from tests.server._support import engine_with_views
 
 
 @pytest.mark.parametrize("policy", ["stale", "all"])
@@ -28,24 +25,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
 async def test_encoded_projection_is_the_project_result(
     tmp_path: Path, policy: str, budget: int
 ) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    cart = (FIXTURES / "cart.py").read_text()
-    (root / "cart.py").write_text(cart)
-    (root / "notes é.md").write_text("# Ünïcode\n\nline \u2028 two\n")
-    engine = await Engine.open(root, tmp_path / "state")
+    engine = await engine_with_views(tmp_path, "# Ünïcode\n\nline \u2028 two\n", "n")
     try:
-        for path, view_id, first, last in [
-            ("cart.py", "whole", None, None),
-            ("cart.py", "line9", 9, 9),
-            ("notes é.md", "n", 1, 3),
-        ]:
-            await engine.observe(
-                ObserveParams(
-                    session="s", path=path, view_id=view_id, first_line=first, last_line=last
-                )
-            )
-        (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
         asked = ProjectParams(session="s", budget_bytes=budget, policy=Policy(policy))
         for _ in range(2):  # planned, then served from the cache
             before = json.loads(await engine.project(asked))

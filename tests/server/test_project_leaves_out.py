@@ -12,12 +12,11 @@ from typing import Any
 
 import pytest
 
-from fresh_ls.engine.engine import Engine, ProjectDefaults
+from fresh_ls.engine.engine import ProjectDefaults
 from fresh_ls.engine.wire import LEAVABLE
-from fresh_ls.protocol import ObserveParams, Policy, ProjectParams
+from fresh_ls.protocol import Policy, ProjectParams
 from fresh_ls.server.connection import leaves_out
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "code"
+from tests.server._support import engine_with_views
 
 
 def rebuild_rendered(entries: list[dict[str, Any]]) -> str:
@@ -33,24 +32,10 @@ def rebuild_rendered(entries: list[dict[str, Any]]) -> str:
 async def test_an_answer_without_some_keys_is_the_rest_of_the_whole_one(
     tmp_path: Path, policy: str, budget: int
 ) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    cart = (FIXTURES / "cart.py").read_text()
-    (root / "cart.py").write_text(cart)
-    (root / "notes é.md").write_text('# Ünïcode "omitted": [\n\nline \u2028 , "rendered": x\n')
-    engine = await Engine.open(root, tmp_path / "state")
+    engine = await engine_with_views(
+        tmp_path, '# Ünïcode "omitted": [\n\nline \u2028 , "rendered": x\n', ', "markers": '
+    )
     try:
-        for path, view_id, first, last in [
-            ("cart.py", "whole", None, None),
-            ("cart.py", "line9", 9, 9),
-            ("notes é.md", ', "markers": ', 1, 3),
-        ]:
-            await engine.observe(
-                ObserveParams(
-                    session="s", path=path, view_id=view_id, first_line=first, last_line=last
-                )
-            )
-        (root / "cart.py").write_text(cart.replace("return", "return  ", 1))
         for _ in range(2):  # planned, then served from the cache
             asked = ProjectParams(session="s", budget_bytes=budget, policy=Policy(policy))
             whole = json.loads(await engine.project(asked))
