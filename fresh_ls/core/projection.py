@@ -606,6 +606,16 @@ class _Kept:
     key: tuple[object, ...]
     assessments: list[ViewAssessment]
     projection: Projection
+    #: What each file of the views read as when it was planned (``recall``), if told.
+    contents: tuple[str, ...] | None = None
+
+
+def _where(
+    session: str, budget_bytes: int, policy: str, view_ids: list[str] | None, own_lines: bool
+) -> tuple[object, ...]:
+    """What a kept projection is found by: one per session, budget, policy, ``viewIds``
+    and placement (``own_lines``: anchored)."""
+    return (session, budget_bytes, policy, None if view_ids is None else tuple(view_ids), own_lines)
 
 
 class ProjectionCache:
@@ -628,6 +638,35 @@ class ProjectionCache:
         self.hits = 0
         self.misses = 0
 
+    def recall(
+        self,
+        session: str,
+        views: list[View],
+        contents: tuple[str, ...],
+        budget_bytes: int = DEFAULT_BUDGET_BYTES,
+        policy: str = "stale",
+        dirty_paths: frozenset[str] = frozenset(),
+        view_ids: list[str] | None = None,
+    ) -> Projection | None:
+        """The kept projection when nothing it depends on can have changed, before any view
+        is assessed: the very views (by identity, in order: an observe, a forget or a
+        patched view each make new ones), each of their files read as the same content
+        (``contents``, as ``plan`` was told it: a SHA-256, or ``!reason`` for a file that
+        could not be read), the same dirty files. Assessing 500 views again to find them
+        all unchanged cost more than the rest of the request; None: plan."""
+        kept = self._kept.get(_where(session, budget_bytes, policy, view_ids, False))
+        if (
+            kept is None
+            or kept.contents is None
+            or kept.contents != contents
+            or kept.key[3] != dirty_paths
+            or len(kept.assessments) != len(views)
+            or not all(a.view is v for a, v in zip(kept.assessments, views, strict=True))
+        ):
+            return None
+        self.hits += 1
+        return kept.projection
+
     def plan(
         self,
         session: str,
@@ -638,14 +677,11 @@ class ProjectionCache:
         dirty_paths: frozenset[str] = frozenset(),
         view_ids: list[str] | None = None,
         own_lines: bool = False,
+        contents: tuple[str, ...] | None = None,
     ) -> Projection:
-        where = (
-            session,
-            budget_bytes,
-            policy,
-            None if view_ids is None else tuple(view_ids),
-            own_lines,
-        )
+        """The projection of ``assessments`` (kept, when its inputs are what they were).
+        ``contents``: what each file of the views read as, kept for ``recall``."""
+        where = _where(session, budget_bytes, policy, view_ids, own_lines)
         key = (
             where,
             tuple((a.view.view_id, a.view.seq) for a in assessments),
@@ -662,13 +698,14 @@ class ProjectionCache:
             and all(x is y for x, y in zip(kept.assessments, assessments, strict=True))
         ):
             self.hits += 1
+            kept.contents = contents
             return kept.projection
         self.misses += 1
         projection = plan(
             assessments, sources, budget_bytes, policy, dirty_paths, self.slices, own_lines
         )
         self._kept.pop(where, None)
-        self._kept[where] = _Kept(key, list(assessments), projection)
+        self._kept[where] = _Kept(key, list(assessments), projection, contents)
         while len(self._kept) > self.MAX_KEPT:
             del self._kept[next(iter(self._kept))]
         return projection

@@ -195,7 +195,8 @@ class Engine:
             return
         self._now = _Moment(at=self.clock())
         try:
-            yield self._now
+            with self.sources.batch():
+                yield self._now
         finally:
             self._now = None
 
@@ -274,6 +275,15 @@ class Engine:
         s.put_view(view)
         s.last_status[view.view_id] = self._assess(view).status
         self._emit(view.session, [view.view_id], view.path)
+
+    def view_paths(self, session: str | None = None) -> list[str]:
+        """The files ``session``'s views name (None: every session's), each once."""
+        chosen = (
+            self.sessions.values()
+            if session is None
+            else [s for s in (self.sessions.get(session),) if s is not None]
+        )
+        return list(dict.fromkeys(v.path for s in chosen for v in s.views.values()))
 
     def _session_views(self, session: str, view_ids: list[str] | None) -> list[View]:
         found = self.sessions.get(session)
@@ -383,9 +393,7 @@ class Engine:
         policy = p.policy or defaults.policy or proto.Policy.STALE
         if p.placement != proto.Placement.ANCHORED:
             with self._moment():
-                views = self._session_views(p.session, p.view_ids)
-                assessed = [self._assess(v) for v in views]
-                projection = self._plan(p.session, assessed, budget, policy, p.view_ids)
+                projection, views = self._project_end(p, budget, policy)
                 plan_id = self._keep_plan(
                     p.session,
                     [(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
@@ -412,6 +420,30 @@ class Engine:
         await self.store.put_ledger(p.session, s.ledger.to_json())
         return wire.Encoded(json.dumps(proto.unstructure(result)))
 
+    def _project_end(
+        self, p: proto.ProjectParams, budget: int, policy: str
+    ) -> tuple[proj.Projection, list[View]]:
+        """The end placement's projection of this moment and the views it planned. Every
+        file of the session's views is read (checked against the disk) first; when the
+        views, what those files read as and the dirty buffers are what the kept projection
+        was planned from, it is that one (``ProjectionCache.recall``) and no view is
+        assessed again. Otherwise the views are assessed and planned."""
+        views = self._session_views(p.session, p.view_ids)
+        paths = list(dict.fromkeys(v.path for v in views))
+        contents = tuple(_content_key(self._read(path)) for path in paths)
+        dirty = frozenset(  # as ``_plan`` finds them: among the files that could be read
+            path
+            for path, content in zip(paths, contents, strict=True)
+            if not content.startswith("!") and self.editor_dirty(path)
+        )
+        kept = self.projections.recall(
+            p.session, views, contents, budget, policy, dirty, p.view_ids
+        )
+        if kept is not None:
+            return kept, views
+        assessed = [self._assess(v) for v in views]
+        return self._plan(p.session, assessed, budget, policy, p.view_ids, contents=contents), views
+
     def _plan(
         self,
         session: str,
@@ -420,6 +452,7 @@ class Engine:
         policy: str,
         view_ids: list[str] | None,
         own_lines: bool = False,
+        contents: tuple[str, ...] | None = None,
     ) -> proj.Projection:
         """The one pipeline of both placements: the files of the assessed views as the disk
         holds them now, which of them an editor holds dirty, then the projection (cached:
@@ -432,7 +465,7 @@ class Engine:
                     sources[a.view.path] = src
         dirty = frozenset(p for p in sources if self.editor_dirty(p))
         return self.projections.plan(
-            session, assessed, sources, budget_bytes, policy, dirty, view_ids, own_lines
+            session, assessed, sources, budget_bytes, policy, dirty, view_ids, own_lines, contents
         )
 
     def _keep_plan(
@@ -822,6 +855,15 @@ def _verdict(
         view_id=view_id,
         retryable=reason in (proto.CheckEditReason.CHANGED, proto.CheckEditReason.UNSEEN),
     )
+
+
+def _content_key(found: Found) -> str:
+    """What a read gave, as a key: the content's SHA-256, or ``!reason`` when unreadable."""
+    source, error = found
+    if source is not None:
+        return source.sha256
+    assert error is not None
+    return f"!{error.reason}"
 
 
 def _left_in_place(views: list[View], projection: proj.Projection) -> list[str]:

@@ -18,7 +18,6 @@ import contextlib
 import inspect
 import json
 import logging
-import os
 import secrets
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -347,15 +346,10 @@ async def _prepare(conn: ConnectionInfo, params: Any) -> None:
         except FreshError:
             return  # the handler reports it
     else:
-        rels = sorted({v.path for views in engine.views.values() for v in views.values()})
+        session = getattr(params, "session", None)
+        rels = engine.view_paths(session if isinstance(session, str) else None)
     due = []
-    root = str(engine.root)
-    for rel in rels:
-        try:
-            st = os.stat(os.path.join(root, rel))
-        except (OSError, ValueError):
-            continue  # nothing to parse; ``get`` reports it
-        key = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+    for rel, key in engine.sources.stat_keys(rels).items():  # the others: ``get`` reports
         if conn.prepared.get(rel) != key:
             conn.prepared[rel] = key
             due.append(rel)
