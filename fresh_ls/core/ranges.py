@@ -62,14 +62,26 @@ def changed_span(before: Source | None, after: Source) -> tuple[int, int, int]:
     if before is None:
         return 0, 0, after.line_count
     a, b = before.lines, after.lines
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return start, end_a, end_b
+    # The common head and tail by bisection over slice comparisons (each one a loop in C):
+    # after a one-line edit of a 5,000-line file, 2 x 13 slice compares instead of 10,000
+    # compares of lines in Python (2 ms, the first request after every edit).
+    most = min(len(a), len(b))
+    lo, hi = 0, most  # a[:lo] == b[:lo]; the head is at most ``hi`` lines
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start = lo
+    lo, hi = 0, most - start  # the tail's length, within what the head left
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return start, len(a) - lo, len(b) - lo
 
 
 def changed_lines(before: Source | None, after: Source | None) -> tuple[int, int]:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TypeVar
 
 import attrs
 
 from fresh_ls import protocol as proto
 from fresh_ls.core.ledger import Placement
 from fresh_ls.core.model import View, ViewAssessment
+from fresh_ls.core.projection import Entry as CoreEntry
+from fresh_ls.core.projection import Marker as CoreMarker
+from fresh_ls.core.projection import Omission as CoreOmission
 from fresh_ls.core.projection import Projection
 from fresh_ls.core.text import utf8_len
 
@@ -135,7 +139,7 @@ def project_json(plan_id: str, p: Projection, leave_out: frozenset[str] = frozen
     keys of ``LEAVABLE`` a client said it does not read (``server.connection``: the
     experimental capability ``freshLs.projectLeavesOut``); the rest is the same bytes."""
     if p.wire_json is None:
-        text = json.dumps(proto.unstructure(_body(p)))
+        text = _ITEMS.body_json(p)
         assert text.startswith(_NO_PLAN)
         p.wire_json = text[len(_NO_PLAN) :]
     head = '{"planId": ' + json.dumps(plan_id)
@@ -234,44 +238,117 @@ def anchored_result(
     )
 
 
+def _entry(e: CoreEntry) -> proto.Entry:
+    return proto.Entry(
+        unit_id=e.unit_id,
+        label=e.label,
+        view_ids=tuple(e.view_ids),
+        path=e.path,
+        first_line=e.first_line,
+        last_line=e.last_line,
+        kind=_UNIT_KIND[e.kind],
+        name=e.name,
+        symbol_kind=e.symbol_kind,
+        bytes=e.bytes,
+        sha256=e.sha256,
+        status=_STATUS[e.status],
+        editor_dirty=e.editor_dirty,
+        header=e.header,
+        text=e.text,
+    )
+
+
+def _omission(o: CoreOmission) -> proto.Omission:
+    return proto.Omission(
+        unit_id=o.unit_id,
+        view_ids=tuple(o.view_ids),
+        path=o.path,
+        name=o.name,
+        reason=_REASON[o.reason],
+        bytes=o.bytes,
+    )
+
+
+def _marker(m: CoreMarker) -> proto.Marker:
+    return proto.Marker(view_id=m.view_id, text=m.text)
+
+
 def _project_body(p: Projection) -> proto.ProjectResult:
-    entries = tuple(
-        proto.Entry(
-            unit_id=e.unit_id,
-            label=e.label,
-            view_ids=tuple(e.view_ids),
-            path=e.path,
-            first_line=e.first_line,
-            last_line=e.last_line,
-            kind=_UNIT_KIND[e.kind],
-            name=e.name,
-            symbol_kind=e.symbol_kind,
-            bytes=e.bytes,
-            sha256=e.sha256,
-            status=_STATUS[e.status],
-            editor_dirty=e.editor_dirty,
-            header=e.header,
-            text=e.text,
-        )
-        for e in p.entries
-    )
-    omitted = tuple(
-        proto.Omission(
-            unit_id=o.unit_id,
-            view_ids=tuple(o.view_ids),
-            path=o.path,
-            name=o.name,
-            reason=_REASON[o.reason],
-            bytes=o.bytes,
-        )
-        for o in p.omitted
-    )
     return proto.ProjectResult(
         plan_id="",
-        entries=entries,
-        omitted=omitted,
-        markers=tuple(proto.Marker(view_id=m.view_id, text=m.text) for m in p.markers),
+        entries=tuple(_entry(e) for e in p.entries),
+        omitted=tuple(_omission(o) for o in p.omitted),
+        markers=tuple(_marker(m) for m in p.markers),
         used_bytes=p.used_bytes,
         budget_bytes=p.budget_bytes,
         rendered=p.rendered,
     )
+
+
+T = TypeVar("T")
+
+#: What the answer's arrays look like when empty, in the order the answer has its keys.
+_EMPTY_ARRAYS = '"entries": [], "omitted": [], "markers": [], '
+
+
+class ItemJson:
+    """The JSON text of a projection's answer, built from the JSON of each entry, omission
+    and marker, kept by their value.
+
+    After an edit of one file a ``policy: all`` answer is planned anew, but most of its
+    500 entries, omissions and markers are those of the answer before, value for value
+    (their texts the very strings ``SourceSlices`` keeps); encoding the whole half megabyte
+    again cost 3 ms. ``json.dumps`` of a list is ``[`` and its items' ``json.dumps`` joined
+    by ``", "``, then ``]``, so an answer assembled from kept items is byte for byte the
+    ``json.dumps`` of its unstructured form (``tests/server/test_encoded_results.py``)."""
+
+    MAX_ITEMS = 1 << 14
+
+    def __init__(self) -> None:
+        self._json: dict[tuple[object, ...], str] = {}
+
+    def _item(self, key: tuple[object, ...], typed: Callable[[T], object], item: T) -> str:
+        found = self._json.get(key)
+        if found is None:
+            if len(self._json) >= self.MAX_ITEMS:
+                self._json.clear()
+            found = self._json[key] = json.dumps(proto.unstructure(typed(item)))
+        return found
+
+    def body_json(self, p: Projection) -> str:
+        """``json.dumps(proto.unstructure(_project_body(p)))``, from kept items."""
+        entries = ", ".join(
+            self._item(
+                ("e", e.unit_id, e.path, e.first_line, e.last_line, e.kind, e.status, e.name,
+                 e.symbol_kind, tuple(e.view_ids), e.editor_dirty, e.part, e.text),
+                _entry, e,
+            )
+            for e in p.entries
+        )  # fmt: skip
+        omitted = ", ".join(
+            self._item(
+                ("o", o.unit_id, tuple(o.view_ids), o.path, o.name, o.reason, o.bytes),
+                _omission,
+                o,
+            )
+            for o in p.omitted
+        )
+        markers = ", ".join(self._item(("m", m.view_id, m.text), _marker, m) for m in p.markers)
+        rest = proto.ProjectResult(
+            plan_id="",
+            entries=(),
+            omitted=(),
+            markers=(),
+            used_bytes=p.used_bytes,
+            budget_bytes=p.budget_bytes,
+            rendered=p.rendered,
+        )
+        text = json.dumps(proto.unstructure(rest))
+        # The keys come before ``rendered``, and inside a JSON string every quote is
+        # escaped: the first occurrence is the keys'.
+        at = text.index(_EMPTY_ARRAYS)
+        arrays = f'"entries": [{entries}], "omitted": [{omitted}], "markers": [{markers}], '
+        return text[:at] + arrays + text[at + len(_EMPTY_ARRAYS) :]
+
+
+_ITEMS = ItemJson()

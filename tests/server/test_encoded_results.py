@@ -8,7 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from fresh_ls.core.projection import Entry as CoreEntry
+from fresh_ls.core.projection import Marker as CoreMarker
+from fresh_ls.core.projection import Omission as CoreOmission
+from fresh_ls.core.projection import Projection
+from fresh_ls.engine import wire
 from fresh_ls.engine.wire import Encoded
 from fresh_ls.protocol import (
     Policy,
@@ -50,3 +57,67 @@ async def test_encoded_projection_is_the_project_result(
             ]
     finally:
         await engine.close()
+
+
+# -- the answer assembled from kept items (``wire.ItemJson``) -------------------------------
+
+_TEXT = st.lists(
+    st.sampled_from(["a", "é", '"', "\\", "\n", "\u2028", "\x00", "}", '"entries": [], ']),
+    max_size=6,
+).map("".join)
+
+
+@st.composite
+def _projections(draw: st.DrawFn) -> Projection:
+    entries = [
+        CoreEntry(
+            unit_id=draw(st.sampled_from(["u-1", "u-2", "u-3"])),
+            path=draw(st.sampled_from(["a.py", "dir/b é.py"])),
+            first_line=1,
+            last_line=draw(st.integers(1, 3)),
+            kind=draw(st.sampled_from(["symbol", "text", "file"])),
+            text=draw(_TEXT),
+            status=draw(st.sampled_from(["fresh", "moved", "changed"])),
+            name=draw(st.none() | st.just("f")),
+            symbol_kind=draw(st.none() | st.just("function")),
+            view_ids=draw(st.lists(st.sampled_from(["v1", "v2"]), min_size=1, unique=True)),
+            editor_dirty=draw(st.booleans()),
+            part=draw(st.none() | st.just("own lines")),
+        )
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    omitted = [
+        CoreOmission(
+            unit_id=draw(st.sampled_from(["u-1", "u-4"])),
+            path="a.py",
+            reason=draw(st.sampled_from(["over-budget", "deleted", "unreadable"])),
+            view_ids=draw(st.lists(st.sampled_from(["v1", "v2"]), max_size=2, unique=True)),
+            name=draw(st.none() | st.just("g")),
+            bytes=draw(st.none() | st.integers(0, 9)),
+        )
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    markers = [
+        CoreMarker(draw(st.sampled_from(["v1", "v2"])), draw(_TEXT))
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    rendered = draw(_TEXT)
+    return Projection(entries, omitted, markers, rendered, len(rendered), draw(st.integers(0, 99)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_projections(), min_size=1, max_size=6))
+def test_an_answer_of_kept_items_is_the_json_of_the_whole_result(
+    projections: list[Projection],
+) -> None:
+    """One ``ItemJson`` over several projections (items kept from one to the next, as
+    after an edit), each byte for byte ``json.dumps`` of its typed result, which is built
+    and encoded here the plain way, apart from ``ItemJson``."""
+    items = wire.ItemJson()
+    for p in projections:
+        whole = json.dumps(unstructure(wire.project_result("", p)))
+        assert items.body_json(p) == whole
+        p.wire = None  # the typed body is built once per projection; build it afresh
+        assert wire.project_json("plan-1", p) == Encoded(
+            json.dumps(unstructure(wire.project_result("plan-1", p)))
+        )
