@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit ext ext-e2e bench clean soak agents protocol checkers
+.PHONY: demo test lint typecheck unit unit-fast ext ext-e2e bench clean soak agents protocol checkers
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 # pytest exits 5 when it collects no test; that must fail loudly, never pass silently.
+## make unit-fast: the in-process tests alone (no server, agent or editor is started:
+## tests/conftest.py IN_PROCESS, checked), for a quick loop while editing the core or engine.
+unit-fast: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -m "not process"
+
 unit: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc

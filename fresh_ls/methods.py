@@ -11,6 +11,7 @@ from __future__ import annotations
 
 OBSERVE = "fresh/observe"
 STALE = "fresh/stale"
+STATUSES = "fresh/statuses"
 PROJECT = "fresh/project"
 COMMIT = "fresh/commit"
 FORGET = "fresh/forget"

@@ -69,6 +69,11 @@ class Requests(Generic[_R, _N]):
         """``fresh/stale``: ``{views: [...]}`` with statuses, diffs and who changed what."""
         return self._result(M.STALE, wire_params(locals()))
 
+    def statuses(self, session: str, view_ids: list[str] | None = None) -> _R:
+        """``fresh/statuses``: ``{views: [{viewId, status}]}``: each view's status, without
+        units or diffs (an addition)."""
+        return self._result(M.STATUSES, wire_params(locals()))
+
     def project(
         self,
         session: str,

@@ -376,6 +376,17 @@ class Engine:
             out.append(wire.stale_view(a, dirty, who, diffs))
         return proto.StaleResult(views=tuple(out))
 
+    @_in_one_moment
+    def statuses(self, p: proto.StaleParams) -> proto.StatusesResult:
+        """``fresh/statuses``: what ``stale`` says of each view's status, without building
+        its units' wire form or any diff (the assessments are the cached ones)."""
+        return proto.StatusesResult(
+            views=tuple(
+                proto.ViewStatus(view_id=v.view_id, status=wire.status(self._assess(v).status))
+                for v in self._session_views(p.session, p.view_ids)
+            )
+        )
+
     async def project(
         self, p: proto.ProjectParams, defaults: ProjectDefaults = ProjectDefaults()
     ) -> wire.Encoded:

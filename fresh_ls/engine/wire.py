@@ -31,6 +31,11 @@ _VIEW_KIND: dict[str, proto.ViewKind] = {m.value: m for m in proto.ViewKind}
 _REASON: dict[str, proto.OmissionReason] = {m.value: m for m in proto.OmissionReason}
 
 
+def status(value: str) -> proto.Status:
+    """The contract's status of a core status string."""
+    return _STATUS[value]
+
+
 def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResult:
     return proto.ObserveResult(
         view_id=view.view_id,

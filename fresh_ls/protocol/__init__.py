@@ -404,6 +404,22 @@ class StaleResult:
 
 
 @attrs.frozen(kw_only=True)
+class ViewStatus:
+    view_id: str
+    status: Status
+
+
+@attrs.frozen(kw_only=True)
+class StatusesResult:
+    """``fresh/statuses`` (an addition): each view's status and nothing else, for a client
+    that only needs to know which views the server holds and which went stale (the
+    proxy, on every model request): ``fresh/stale`` also builds every view's units and
+    diffs."""
+
+    views: tuple[ViewStatus, ...]
+
+
+@attrs.frozen(kw_only=True)
 class Entry:
     unit_id: str
     label: str = attrs.field(metadata=ADDED)
@@ -626,6 +642,13 @@ CLIENT_METHODS: dict[str, Method] = {
             StaleParams,
             StaleResult,
             doc="``{views: [...]}`` with statuses, diffs and who changed what.",
+        ),
+        Method(
+            "fresh/statuses",
+            StaleParams,
+            StatusesResult,
+            doc="``{views: [{viewId, status}]}``: each view's status, without units or diffs "
+            "(an addition).",
         ),
         Method(
             "fresh/project",

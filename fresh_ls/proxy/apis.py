@@ -79,6 +79,8 @@ class ModelApi:
     name: ClassVar[Shape]
     #: the ``type`` of a text part in a tool result's list of parts
     text_part: ClassVar[str] = "text"
+    #: the harness rewriter's name for its message form (None: no ``messages`` list)
+    form: ClassVar[Format | None] = None
 
     def handles(self, tail: str) -> bool:
         """Whether a POST to ``tail`` (no trailing slash) is one of this API's requests."""
@@ -126,29 +128,23 @@ class ModelApi:
         **options: Any,
     ) -> tuple[dict[str, Any], Rewritten]:
         """The request made current with the harness rewriter (``options``: its
-        keywords), and what the rewriter made."""
-        raise NotImplementedError
+        keywords), and what the rewriter made. A ``messages`` API's list goes to the
+        rewriter as it is (in its ``form``); a Responses body's input items are turned into
+        messages and back (``proxy.responses``)."""
+        if self.form is None:
+            from fresh_ls.proxy.responses import arewrite_responses
+
+            return await arewrite_responses(client, session, body, **options)
+        done = await arewrite_request(
+            client, session, body, fmt=self.form, result_spans=result_spans, **options
+        )
+        return dict(done.request), done
 
 
 class _MessagesApi(ModelApi):
     """An API whose requests are a ``messages`` list the harness rewriter reads as it is."""
 
-    #: the harness rewriter's name for this message form
-    form: ClassVar[Format]
-
-    async def rewrite(
-        self,
-        client: Any,
-        session: str,
-        body: dict[str, Any],
-        *,
-        result_spans: ResultSpans | None = None,
-        **options: Any,
-    ) -> tuple[dict[str, Any], Rewritten]:
-        done = await arewrite_request(
-            client, session, body, fmt=self.form, result_spans=result_spans, **options
-        )
-        return dict(done.request), done
+    form: ClassVar[Format | None]
 
 
 class AnthropicMessages(_MessagesApi):
@@ -270,19 +266,6 @@ class OpenAIResponses(ModelApi):
             )
             first = text_of(item.get("content")) if item is not None else None
         return [body.get("instructions"), first]
-
-    async def rewrite(
-        self,
-        client: Any,
-        session: str,
-        body: dict[str, Any],
-        *,
-        result_spans: ResultSpans | None = None,
-        **options: Any,
-    ) -> tuple[dict[str, Any], Rewritten]:
-        from fresh_ls.proxy.responses import arewrite_responses
-
-        return await arewrite_responses(client, session, body, **options)
 
 
 def _messages_start(body: Mapping[str, Any], system: Any) -> list[str]:

@@ -50,6 +50,7 @@ from fresh_ls.client import (
     FreshClientError,
     InvalidParamsError,
     PathOutsideRootError,
+    UnknownIdError,
 )
 from fresh_ls.harness.rewrite import RewriteError
 from fresh_ls.proxy.access import Access
@@ -452,13 +453,14 @@ class Proxy:
     async def _forgotten(
         self, client: Any, session: str, state: SessionState
     ) -> dict[str, str] | None:
-        """Ask the server which of the session's views it holds (``fresh/forget``, a
+        """Ask the server which of the session's views it holds (``fresh/statuses``: the
+        status of each, without the units and diffs of ``fresh/stale``; ``fresh/forget``, a
         forgotten session or a reset state dir drop views behind the proxy's back): a tool
         result whose view is gone is read again, so it is registered anew rather than sent
         unmarked. The status of each view held, by id (None: nothing to ask yet)."""
         if not state.views and not state.searches:
             return None
-        known = {v["viewId"]: v["status"] for v in (await client.stale(session))["views"]}
+        known = {v["viewId"]: v["status"] for v in (await client.statuses(session))["views"]}
         for view_id in [v for v in state.views if v not in known]:
             state.views.discard(view_id)
             state.seen.discard(view_id)
@@ -486,7 +488,7 @@ class Proxy:
         searches = [f for c, f in state.searches.items() if c in present]
         unknown = [v for f in searches for v in f.view_ids if v not in known]
         if unknown:
-            got = await client.stale(session, view_ids=unknown)
+            got = await client.statuses(session, view_ids=unknown)
             known = {**known, **{v["viewId"]: v["status"] for v in got["views"]}}
         for found in searches:
             if all(known.get(v) == "fresh" for v in found.view_ids):
@@ -502,12 +504,38 @@ class Proxy:
                 edited = edit_result(shape, edited or body, call_id, _with_line(note)) or edited
         return edited
 
+    async def _all_fresh(
+        self, client: Any, session: str, state: SessionState, calls: list[ToolCall], held: list[str]
+    ) -> bool:
+        """Whether every view this request holds (``held``, its searches' included) is
+        ``fresh`` now: ``fresh/statuses``, asked last, right before the request goes (the
+        re-check ``fresh/commit`` makes on the full path). False for a view the server
+        forgot, any other status, or a line to add to a result outside the roots."""
+        present = {c.call_id for c in calls}
+        if any(c in present for c in state.outside):
+            return False
+        ids = held + [v for c, f in state.searches.items() if c in present for v in f.view_ids]
+        if not ids:
+            return False
+        try:
+            got = await client.statuses(session, view_ids=ids)
+        except UnknownIdError:
+            return False  # forgotten behind our back: the full way registers them again
+        return all(v["status"] == "fresh" for v in got["views"])
+
     async def _rewrite(
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
     ) -> dict[str, Any] | None:
         blocks = block_views(shape, body)
-        known = await self._forgotten(client, session, state)
         calls = tool_calls(shape, body)  # read once: registration and refreshes share them
+        if state.views and not state.rewritten:
+            # Never rewritten, so no marker or refresh of an earlier request has to be
+            # carried again: when every view it holds is fresh, the request goes as the
+            # agent sent it, after one round trip (``_all_fresh``).
+            held = await self._register(client, shape, session, state, body, blocks, calls)
+            if await self._all_fresh(client, session, state, calls, held):
+                return None
+        known = await self._forgotten(client, session, state)
         held = await self._register(client, shape, session, state, body, blocks, calls)
         touched = await self._searches_and_outside(
             client, shape, session, state, body, known or {}, [c.call_id for c in calls]

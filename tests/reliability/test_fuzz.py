@@ -112,6 +112,7 @@ def valid(method: str, rng: random.Random) -> dict[str, Any]:
         "fresh/observe": {"session": session, "path": path, "viewId": f"v{rng.randint(0, 9)}",
                           **_range(), "text": "subtotal = quantity * RATE\n", "kind": "read"},
         "fresh/stale": {"session": session, "viewIds": ["v1"]},
+        "fresh/statuses": {"session": session, "viewIds": ["v1"]},
         "fresh/project": {"session": session, "budgetBytes": 4096, "policy": "all"},
         "fresh/commit": {"planId": "p-000000000000"},
         "fresh/forget": {"session": session, "viewIds": ["v2"]},
@@ -141,6 +142,7 @@ def valid(method: str, rng: random.Random) -> dict[str, Any]:
 METHODS = [
     "fresh/observe",
     "fresh/stale",
+    "fresh/statuses",
     "fresh/project",
     "fresh/commit",
     "fresh/forget",

@@ -11,6 +11,7 @@ export const PROTOCOL_VERSION = "1.3";
 export const ClientMethods = {
   observe: "fresh/observe",
   stale: "fresh/stale",
+  statuses: "fresh/statuses",
   project: "fresh/project",
   commit: "fresh/commit",
   forget: "fresh/forget",
@@ -351,6 +352,16 @@ export interface StatusResult {
   plans?: number; // addition to the contract
 }
 
+/** ``fresh/statuses`` (an addition): each view's status and nothing else, for a client that only needs to know which views the server holds and which went stale (the proxy, on every model request): ``fresh/stale`` also builds every view's units and diffs. */
+export interface StatusesResult {
+  views: ViewStatus[];
+}
+
+export interface ViewStatus {
+  viewId: string;
+  status: Status;
+}
+
 export interface ViewTextParams {
   session: string;
   viewId: string;
@@ -371,6 +382,7 @@ export interface ViewTextResult {
 export interface ClientMethodTypes {
   "fresh/observe": { params: ObserveParams; result: ObserveResult };
   "fresh/stale": { params: StaleParams; result: StaleResult };
+  "fresh/statuses": { params: StaleParams; result: StatusesResult };
   "fresh/project": { params: ProjectParams; result: ProjectResult };
   "fresh/commit": { params: CommitParams; result: CommitResult };
   "fresh/forget": { params: ForgetParams; result: ForgetResult };
