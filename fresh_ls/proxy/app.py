@@ -111,6 +111,21 @@ class SessionState:
     rewritten: int = 0
 
 
+@dataclass(frozen=True)
+class _Turn:
+    """One model request being made current: the steps of ``Proxy._rewrite`` share it."""
+
+    client: Any
+    shape: Shape
+    session: str
+    state: SessionState
+    #: the request's body as parsed (never changed: a rewrite is a copy)
+    body: dict[str, Any]
+    #: its file blocks (aider) and its tool calls, read once
+    blocks: list[BlockView]
+    calls: list[ToolCall]
+
+
 class CannotRewrite(Exception):
     """The request cannot be made current; ``str()`` says why, ``status`` the HTTP status
     of the error the agent gets."""
@@ -345,11 +360,12 @@ class Proxy:
         with os.fdopen(fd, "w") as handle:
             json.dump(entry, handle, ensure_ascii=False)
 
-    async def _register_aider(
-        self, client: Any, session: str, state: SessionState, blocks: list[BlockView], body: Any
-    ) -> list[str]:
+    async def _register_aider(self, turn: _Turn) -> list[str]:
         """aider's replies' writes (each reply once), then its file blocks as whole-file
         views; the view ids the request holds."""
+        client, session, state, blocks, body = (
+            turn.client, turn.session, turn.state, turn.blocks, turn.body
+        )  # fmt: skip
         for reply_id, paths in reply_writes("chat", body):
             if reply_id in state.seen:
                 continue
@@ -374,21 +390,13 @@ class Proxy:
                 held.append(block.view_id)
         return held
 
-    async def _register(
-        self,
-        client: Any,
-        shape: Shape,
-        session: str,
-        state: SessionState,
-        body: dict[str, Any],
-        blocks: list[BlockView],
-        calls: list[ToolCall],
-    ) -> list[str]:
+    async def _register(self, turn: _Turn) -> list[str]:
         """Observe the new views and report the writes; the view ids the request holds."""
+        client, session, state = turn.client, turn.session, turn.state
         held: list[str] = []
-        if shape == "chat":
-            held += await self._register_aider(client, session, state, blocks, body)
-        for call in calls:
+        if turn.shape == "chat":
+            held += await self._register_aider(turn)
+        for call in turn.calls:
             if call.call_id in state.seen:
                 if call.call_id in state.views:
                     held.append(call.call_id)
@@ -450,17 +458,17 @@ class Proxy:
     def _root_names(self) -> list[str]:
         return [str(self.root), *(str(a) for a in self.also)]
 
-    async def _forgotten(
-        self, client: Any, session: str, state: SessionState
-    ) -> dict[str, str] | None:
+    async def _forgotten(self, turn: _Turn) -> dict[str, str] | None:
         """Ask the server which of the session's views it holds (``fresh/statuses``: the
         status of each, without the units and diffs of ``fresh/stale``; ``fresh/forget``, a
         forgotten session or a reset state dir drop views behind the proxy's back): a tool
         result whose view is gone is read again, so it is registered anew rather than sent
         unmarked. The status of each view held, by id (None: nothing to ask yet)."""
+        state = turn.state
         if not state.views and not state.searches:
             return None
-        known = {v["viewId"]: v["status"] for v in (await client.statuses(session))["views"]}
+        got = await turn.client.statuses(turn.session)
+        known = {v["viewId"]: v["status"] for v in got["views"]}
         for view_id in [v for v in state.views if v not in known]:
             state.views.discard(view_id)
             state.seen.discard(view_id)
@@ -471,24 +479,18 @@ class Proxy:
         return known
 
     async def _searches_and_outside(
-        self,
-        client: Any,
-        shape: Shape,
-        session: str,
-        state: SessionState,
-        body: dict[str, Any],
-        known: dict[str, str],
-        calls: list[str],
+        self, turn: _Turn, known: dict[str, str]
     ) -> dict[str, Any] | None:
         """Stale search results printed again in place, and the line added to results
         outside every root (``proxy.searches``): the changed body (``body`` itself is left
         as it was), or None."""
-        present = set(calls)
+        shape, state, body = turn.shape, turn.state, turn.body
+        present = {c.call_id for c in turn.calls}
         edited: dict[str, Any] | None = None
         searches = [f for c, f in state.searches.items() if c in present]
         unknown = [v for f in searches for v in f.view_ids if v not in known]
         if unknown:
-            got = await client.statuses(session, view_ids=unknown)
+            got = await turn.client.statuses(turn.session, view_ids=unknown)
             known = {**known, **{v["viewId"]: v["status"] for v in got["views"]}}
         for found in searches:
             if all(known.get(v) == "fresh" for v in found.view_ids):
@@ -504,21 +506,20 @@ class Proxy:
                 edited = edit_result(shape, edited or body, call_id, _with_line(note)) or edited
         return edited
 
-    async def _all_fresh(
-        self, client: Any, session: str, state: SessionState, calls: list[ToolCall], held: list[str]
-    ) -> bool:
+    async def _all_fresh(self, turn: _Turn, held: list[str]) -> bool:
         """Whether every view this request holds (``held``, its searches' included) is
         ``fresh`` now: ``fresh/statuses``, asked last, right before the request goes (the
         re-check ``fresh/commit`` makes on the full path). False for a view the server
         forgot, any other status, or a line to add to a result outside the roots."""
-        present = {c.call_id for c in calls}
+        state = turn.state
+        present = {c.call_id for c in turn.calls}
         if any(c in present for c in state.outside):
             return False
         ids = held + [v for c, f in state.searches.items() if c in present for v in f.view_ids]
         if not ids:
             return False
         try:
-            got = await client.statuses(session, view_ids=ids)
+            got = await turn.client.statuses(turn.session, view_ids=ids)
         except UnknownIdError:
             return False  # forgotten behind our back: the full way registers them again
         return all(v["status"] == "fresh" for v in got["views"])
@@ -527,19 +528,17 @@ class Proxy:
         self, client: Any, shape: Shape, session: str, state: SessionState, body: dict[str, Any]
     ) -> dict[str, Any] | None:
         blocks = block_views(shape, body)
-        calls = tool_calls(shape, body)  # read once: registration and refreshes share them
-        if state.views and not state.rewritten:
-            # Never rewritten, so no marker or refresh of an earlier request has to be
-            # carried again: when every view it holds is fresh, the request goes as the
-            # agent sent it, after one round trip (``_all_fresh``).
-            held = await self._register(client, shape, session, state, body, blocks, calls)
-            if await self._all_fresh(client, session, state, calls, held):
-                return None
-        known = await self._forgotten(client, session, state)
-        held = await self._register(client, shape, session, state, body, blocks, calls)
-        touched = await self._searches_and_outside(
-            client, shape, session, state, body, known or {}, [c.call_id for c in calls]
-        )
+        # the tool calls, read once: registration and refreshes share them
+        turn = _Turn(client, shape, session, state, body, blocks, tool_calls(shape, body))
+        # Never rewritten, so no marker or refresh of an earlier request has to be carried
+        # again: when every view it holds is fresh, the request goes as the agent sent it,
+        # after one round trip (``_all_fresh``).
+        never_rewritten = state.views and not state.rewritten
+        if never_rewritten and await self._all_fresh(turn, await self._register(turn)):
+            return None
+        known = await self._forgotten(turn)
+        held = await self._register(turn)
+        touched = await self._searches_and_outside(turn, known or {})
         if not held:
             return touched
         body = touched or body
