@@ -596,8 +596,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             run_command(
                 root,
                 argv,
-                anthropic_upstream=anthropic,
-                openai_upstream=openai,
+                (anthropic, openai),
                 state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
                 fail_open=args.fail_open,
                 agent_cwd=os.getcwd(),
@@ -674,8 +673,7 @@ def cmd_proxies(args: argparse.Namespace) -> int:
         return asyncio.run(
             serve_pair(
                 args.root or _root("."),
-                anthropic_upstream=anthropic,
-                openai_upstream=openai,
+                (anthropic, openai),
                 state_dir=Path(args.state_dir).resolve() if args.state_dir else None,
                 fail_open=args.fail_open,
                 exit_with_stdin=args.exit_with_stdin,

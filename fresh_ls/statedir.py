@@ -7,6 +7,7 @@ that both sides agree.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 #: Under the root, unless ``--state-dir`` says otherwise.
@@ -35,6 +36,23 @@ def default_state_dir(root: Path) -> Path:
 
 #: The hosts a TCP endpoint may name: the server listens on loopback only.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def connect_endpoint(
+    kind: str, target: str | tuple[str, int], timeout: float | None
+) -> socket.socket:
+    """A blocking socket connected to ``endpoint_target``'s ``(kind, target)``; OSError
+    (the socket closed) when nothing answers there. The clients and the hooks' link share
+    it (the hook keeps its imports few: this module's are)."""
+    family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(target)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def endpoint_target(address: str) -> tuple[str, str | tuple[str, int]]:

@@ -53,7 +53,7 @@ from fresh_ls import errors, steps
 from fresh_ls.client.requests import Requests, wire_params
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.launch import python_command
-from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, endpoint_target
+from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, connect_endpoint, endpoint_target
 
 if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip its cost
     import asyncio
@@ -323,16 +323,10 @@ class _Reattach:
 
 
 def _open_socket(ep: dict[str, Any], timeout: float | None) -> socket.socket:
-    kind, target = _target(ep)
-    family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
     try:
-        sock.connect(target)
+        return connect_endpoint(*_target(ep), timeout)
     except OSError as exc:
-        sock.close()
         raise _cannot_connect(ep, exc) from None
-    return sock
 
 
 class AttachOptions(TypedDict, total=False):

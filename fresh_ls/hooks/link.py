@@ -22,7 +22,7 @@ from typing import Any
 
 from fresh_ls import steps
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
-from fresh_ls.statedir import ENDPOINT_FILE, endpoint_target
+from fresh_ls.statedir import ENDPOINT_FILE, connect_endpoint, endpoint_target
 
 
 class LinkError(Exception):
@@ -50,13 +50,9 @@ class Link:
             kind, target = endpoint_target(address)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise LinkError(f"cannot read {state_dir / ENDPOINT_FILE}: {exc}") from None
-        family = socket.AF_UNIX if kind == "unix" else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.settimeout(timeout)
         try:
-            sock.connect(target)
+            sock = connect_endpoint(kind, target, timeout)
         except OSError as exc:
-            sock.close()
             raise LinkError(
                 f"cannot connect to {address}: {exc}; is the server (pid {ep.get('pid')}) "
                 "still running?"

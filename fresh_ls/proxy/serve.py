@@ -74,6 +74,18 @@ class ProxyOptions(TypedDict, total=False):
     secret: str | None
 
 
+class PairOptions(TypedDict, total=False):
+    """What ``fresh-ls run`` and ``fresh-ls proxies`` take beside the root and the two
+    upstreams (declared once; each goes to both proxies but ``ports``, one each)."""
+
+    state_dir: Path | None
+    fail_open: bool
+    agent_cwd: str | None
+    also: tuple[Path, ...]
+    ports: tuple[int, int]  # (Anthropic's, OpenAI's); 0: a free one
+    secret: str | None
+
+
 @contextlib.asynccontextmanager
 async def running_proxy(
     root: Path,
@@ -170,22 +182,25 @@ class _Shared:
 
 @contextlib.asynccontextmanager
 async def running_pair(
-    root: Path,
-    *,
-    anthropic_upstream: str,
-    openai_upstream: str,
-    state_dir: Path | None = None,
-    fail_open: bool = False,
-    agent_cwd: str | None = None,
-    also: tuple[Path, ...] = (),
-    ports: tuple[int, int] = (0, 0),
-    secret: str | None = None,
+    root: Path, upstreams: tuple[str, str], **options: Unpack[PairOptions]
 ) -> AsyncIterator[tuple[str, str, tuple[Proxy, Proxy]]]:
     """Two proxies of one fresh-ls client, one per request shape's upstream (Anthropic, then
     OpenAI): yields their base URLs and the proxies. Both records (``proxy.json``,
     ``proxy-openai.json``) go when it ends. ``ports`` (0: a free one) and ``secret``
     (default: a new one each) let a caller keep both base URLs across restarts."""
-    client = await connect_server(root.resolve(), state_dir, also)
+    ports = options.get("ports", (0, 0))
+
+    def each(port: int) -> ProxyOptions:
+        return ProxyOptions(
+            state_dir=options.get("state_dir"),
+            fail_open=options.get("fail_open", False),
+            agent_cwd=options.get("agent_cwd"),
+            also=options.get("also", ()),
+            secret=options.get("secret"),
+            port=port,
+        )
+
+    client = await connect_server(root.resolve(), options.get("state_dir"), options.get("also", ()))
     shared = _Shared(client)
 
     async def connect() -> Any:
@@ -193,28 +208,16 @@ async def running_pair(
 
     try:
         async with (
+            running_proxy(root, upstreams[0], connect=connect, **each(ports[0])) as (
+                _a,
+                anthropic_url,
+            ),
             running_proxy(
                 root,
-                anthropic_upstream,
-                state_dir=state_dir,
-                fail_open=fail_open,
-                connect=connect,
-                agent_cwd=agent_cwd,
-                also=also,
-                port=ports[0],
-                secret=secret,
-            ) as (_a, anthropic_url),
-            running_proxy(
-                root,
-                openai_upstream,
-                state_dir=state_dir,
-                fail_open=fail_open,
+                upstreams[1],
                 connect=connect,
                 record_name="proxy-openai.json",
-                agent_cwd=agent_cwd,
-                also=also,
-                port=ports[1],
-                secret=secret,
+                **each(ports[1]),
             ) as (_o, openai_url),
         ):
             yield anthropic_url, openai_url, (_a, _o)
@@ -223,29 +226,14 @@ async def running_pair(
 
 
 async def run_command(
-    root: Path,
-    argv: list[str],
-    *,
-    anthropic_upstream: str,
-    openai_upstream: str,
-    state_dir: Path | None = None,
-    fail_open: bool = False,
-    agent_cwd: str | None = None,
-    also: tuple[Path, ...] = (),
+    root: Path, argv: list[str], upstreams: tuple[str, str], **options: Unpack[PairOptions]
 ) -> int:
     """``fresh-ls run -- CMD``: CMD with ``ANTHROPIC_BASE_URL`` and ``OPENAI_BASE_URL``
     pointing at two proxies of one fresh-ls server (one per upstream); both stop when CMD
     exits, and its exit status is returned. ``agent_cwd``: where CMD runs (a subfolder of
     the root), which its relative paths start from."""
-    async with running_pair(
-        root,
-        anthropic_upstream=anthropic_upstream,
-        openai_upstream=openai_upstream,
-        state_dir=state_dir,
-        fail_open=fail_open,
-        agent_cwd=agent_cwd,
-        also=also,
-    ) as (anthropic_url, openai_url, proxies):
+    anthropic_upstream, openai_upstream = upstreams
+    async with running_pair(root, upstreams, **options) as (anthropic_url, openai_url, proxies):
         env = dict(os.environ)
         env["ANTHROPIC_BASE_URL"] = anthropic_url
         env["OPENAI_BASE_URL"] = openai_url
@@ -285,32 +273,18 @@ async def run_command(
 
 async def serve_pair(
     root: Path,
-    *,
-    anthropic_upstream: str,
-    openai_upstream: str,
-    state_dir: Path | None = None,
-    fail_open: bool = False,
+    upstreams: tuple[str, str],
     exit_with_stdin: bool = False,
-    also: tuple[Path, ...] = (),
-    ports: tuple[int, int] = (0, 0),
-    secret: str | None = None,
+    **options: Unpack[PairOptions],
 ) -> int:
     """``fresh-ls proxies``: the two proxies of ``fresh-ls run``, without a command, until
     SIGTERM or SIGINT (or, with ``exit_with_stdin``, until standard input closes: an editor
     that starts it through a pipe need not outlive it by a stray process). The first line
     on standard output is JSON naming both base URLs, for the program that set the
     environment of the terminals it starts."""
+    anthropic_upstream, openai_upstream = upstreams
     stop = _stop_on_signals()
-    async with running_pair(
-        root,
-        anthropic_upstream=anthropic_upstream,
-        openai_upstream=openai_upstream,
-        state_dir=state_dir,
-        fail_open=fail_open,
-        also=also,
-        ports=ports,
-        secret=secret,
-    ) as (anthropic_url, openai_url, _proxies):
+    async with running_pair(root, upstreams, **options) as (anthropic_url, openai_url, _):
         line = {
             "anthropic": anthropic_url,
             "openai": openai_url,
