@@ -280,6 +280,18 @@ class SourceTable:
             and cached.read_at - st.st_mtime_ns / 1e9 > RACY_WINDOW_S
         )
 
+    def unchanged(self, rel_paths: Iterable[str]) -> dict[str, Source]:
+        """Of ``rel_paths``, those a batch's ``fstatat`` shows as cached (``_unchanged``),
+        with their cached version: what ``get`` would answer for each, in one loop. The
+        others are left out, for ``get`` to read."""
+        assert self._batch is not None
+        out = {}
+        for rel_path in rel_paths:
+            cached = self._cache.get(rel_path)
+            if cached is not None and self._unchanged(rel_path, cached):
+                out[rel_path] = cached.source
+        return out
+
     def get(self, rel_path: str) -> Source:
         """The file as it is on disk now, or SourceError (missing / unreadable).
 
