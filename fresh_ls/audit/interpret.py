@@ -338,12 +338,18 @@ class Interpreter:
         to_end = step.view_range is None or (len(step.view_range) > 1 and step.view_range[1] == -1)
         total = listing.last if to_end and not clipped else None
         self._observed(path, listing.lines, step, total)
+        self._add_listing(path, step, listing, strict=True, total=total)
+
+    def _add_listing(
+        self, path: str, step: Step, listing: Listing, *, strict: bool, total: int | None = None
+    ) -> None:
+        """The lines a ``cat -n`` style listing showed, as a view of step ``step``."""
         self.ledger.add_view(
             path,
             step.id,
             listing.first,
             listing.last,
-            strict=True,
+            strict=strict,
             lines=listing.lines,
             total=total,
         )
@@ -352,9 +358,7 @@ class Interpreter:
         """The ``cat -n`` snippet an editor prints after an edit: a view for the wide count."""
         listing, _ = _editor_listing(step.observation)
         if listing is not None:
-            self.ledger.add_view(
-                path, step.id, listing.first, listing.last, strict=False, lines=listing.lines
-            )
+            self._add_listing(path, step, listing, strict=False)
 
     def _edited(self, path: str, whole: bool = False, exact: bool = False) -> None:
         self.audit.edits += 1
@@ -382,9 +386,7 @@ class Interpreter:
         if window and window.listing:
             self.open_file = window.path
             listing = window.listing
-            self.ledger.add_view(
-                path, step.id, listing.first, listing.last, strict=False, lines=listing.lines
-            )
+            self._add_listing(path, step, listing, strict=False)
 
     def _str_replace(self, step: Step) -> None:
         if not step.path or step.old_str is None:
@@ -443,15 +445,7 @@ class Interpreter:
         self.open_file = window.path
         listing = window.listing
         self._observed(self.key(window.path), listing.lines, step, window.total)
-        self.ledger.add_view(
-            self.key(window.path),
-            step.id,
-            listing.first,
-            listing.last,
-            strict=True,
-            lines=listing.lines,
-            total=window.total,
-        )
+        self._add_listing(self.key(window.path), step, listing, strict=True, total=window.total)
 
     def _edit_lines(self, step: Step) -> None:
         if step.start is None or step.end is None or edit_failed(step.observation):
@@ -469,15 +463,7 @@ class Interpreter:
         self._apply(path, trimmed_lines(step.start, old, new, "edit START:END"), step)
         if window and window.listing:
             listing = window.listing
-            self.ledger.add_view(
-                path,
-                step.id,
-                listing.first,
-                listing.last,
-                strict=False,
-                lines=listing.lines,
-                total=window.total,
-            )
+            self._add_listing(path, step, listing, strict=False, total=window.total)
 
     def _apply(self, path: str, edit: LineEdit, step: Step) -> None:
         self._edited(path)

@@ -182,14 +182,21 @@ class Totals:
             totals.runs_stale_wide += run.stale_requests_wide > 0
             totals.runs_last_stale_strict += run.last_stale_strict
             totals.runs_last_stale_wide += run.last_stale_wide
-            totals.stale_requests_strict += run.stale_requests_strict
-            totals.stale_requests_wide += run.stale_requests_wide
-            totals.search_results += run.search_results
-            totals.stale_search_results += run.stale_search_results
-            totals.search_lines += run.search_lines
-            totals.stale_search_lines += run.stale_search_lines
-            totals.stale_search_requests += run.stale_search_requests
-            totals.misnumbered_search_results += run.misnumbered_search_results
-            totals.misnumbered_search_lines += run.misnumbered_search_lines
-            totals.misnumbered_search_requests += run.misnumbered_search_requests
+            for name in _SUMMED:
+                setattr(totals, name, getattr(totals, name) + getattr(run, name))
         return totals
+
+
+#: The totals that are the sum of the runs' counts of the same name.
+_SUMMED = (
+    "stale_requests_strict",
+    "stale_requests_wide",
+    "search_results",
+    "stale_search_results",
+    "search_lines",
+    "stale_search_lines",
+    "stale_search_requests",
+    "misnumbered_search_results",
+    "misnumbered_search_lines",
+    "misnumbered_search_requests",
+)

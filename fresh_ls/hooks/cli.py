@@ -110,10 +110,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"fresh-ls install: {exc}", file=sys.stderr)
         return 1
-    for path in changed:
-        print(f"fresh-ls install: updated {path}")
-    if not changed:
-        print("fresh-ls install: already installed; nothing changed")
+    _report("install", changed, "already installed; nothing changed")
     if targets.project and prefix is None:
         print(
             f"fresh-ls install: `fresh-ls` is not on PATH, so the project's files name this "
@@ -134,8 +131,13 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"fresh-ls uninstall: {exc}", file=sys.stderr)
         return 1
-    for path in changed:
-        print(f"fresh-ls uninstall: updated {path}")
-    if not changed:
-        print("fresh-ls uninstall: nothing of fresh-ls was installed there")
+    _report("uninstall", changed, "nothing of fresh-ls was installed there")
     return 0
+
+
+def _report(command: str, changed: list[str], unchanged: str) -> None:
+    """One line per file written, or one saying why none was."""
+    for path in changed:
+        print(f"fresh-ls {command}: updated {path}")
+    if not changed:
+        print(f"fresh-ls {command}: {unchanged}")

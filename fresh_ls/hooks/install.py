@@ -178,13 +178,7 @@ def remove_mcp(config: Settings) -> Settings:
     servers = config.get("mcpServers")
     if not isinstance(servers, dict) or not _is_our_mcp(servers.get(MCP_NAME)):
         return config
-    rest = {k: v for k, v in servers.items() if k != MCP_NAME}
-    out = dict(config)
-    if rest:
-        out["mcpServers"] = rest
-    else:
-        del out["mcpServers"]
-    return out
+    return _with_key(config, "mcpServers", {k: v for k, v in servers.items() if k != MCP_NAME})
 
 
 def approve_mcp(settings: Settings) -> Settings:
@@ -200,12 +194,17 @@ def unapprove_mcp(settings: Settings) -> Settings:
     names = settings.get("enabledMcpjsonServers")
     if not isinstance(names, list) or MCP_NAME not in names:
         return settings
-    rest = [n for n in names if n != MCP_NAME]
+    return _with_key(settings, "enabledMcpjsonServers", [n for n in names if n != MCP_NAME])
+
+
+def _with_key(settings: Settings, key: str, rest: dict[str, Any] | list[Any]) -> Settings:
+    """``settings`` with ``key`` set to what is left of it, or without the key when nothing
+    is: uninstalling leaves no empty ``{}`` or ``[]`` behind that the user never wrote."""
     out = dict(settings)
     if rest:
-        out["enabledMcpjsonServers"] = rest
+        out[key] = rest
     else:
-        del out["enabledMcpjsonServers"]
+        del out[key]
     return out
 
 

@@ -149,17 +149,23 @@ def read_endpoint(state_dir: Path) -> dict[str, Any] | None:
 
 def write_endpoint(state_dir: Path, address: str, token: str) -> Path:
     path = state_dir / ENDPOINT_FILE
-    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".endpoint-")
+    _write_private(path, json.dumps({"address": address, "token": token, "pid": os.getpid()}))
+    return path
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all, readable by its owner only: a reader
+    (a client, the next server) sees the old file or the new one, never a torn one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
     try:
         os.fchmod(fd, 0o600)
         with os.fdopen(fd, "w") as f:
-            json.dump({"address": address, "token": token, "pid": os.getpid()}, f)
+            f.write(text)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return path
 
 
 def remove_endpoint(state_dir: Path) -> None:
@@ -198,16 +204,7 @@ def persistent_token(state_dir: Path) -> str:
         if private and len(text) >= MIN_TOKEN_CHARS and _URLSAFE.fullmatch(text):
             return text
     token = new_token()
-    fd, tmp = tempfile.mkstemp(dir=state_dir, prefix=".token-")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(token + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _write_private(path, token + "\n")
     return token
 
 

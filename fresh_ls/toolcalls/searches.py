@@ -81,31 +81,41 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+#: Long spellings every search tool here shares.
+_ALIASES = {
+    "--line-number": "-n",
+    "--ignore-case": "-i",
+    "--fixed-strings": "-F",
+    "--word-regexp": "-w",
+    "--invert-match": "-v",
+    "--after-context": "-A",
+    "--before-context": "-B",
+    "--context": "-C",
+    "--max-count": "-m",
+}
+#: ... and those grep and git grep share (rg has one regex syntax of its own, and -r there
+#: means --replace).
+_GREP_ALIASES = {
+    **_ALIASES,
+    "--recursive": "-r",
+    "--extended-regexp": "-E",
+    "--basic-regexp": "-G",
+    "--perl-regexp": "-P",
+}
+
 _GREP = _Spec(
     flags=_names(
         "-n -r -R -H -i -y -E -F -G -P -w -x -v -s -I -a --no-ignore-case --no-group-separator"
     ),
     valued=_names("-e -A -B -C -m --include --exclude --exclude-dir --color"),
     aliases={
-        "--line-number": "-n",
-        "--recursive": "-r",
+        **_GREP_ALIASES,
         "--dereference-recursive": "-R",
         "--with-filename": "-H",
-        "--ignore-case": "-i",
-        "--extended-regexp": "-E",
-        "--fixed-strings": "-F",
-        "--basic-regexp": "-G",
-        "--perl-regexp": "-P",
-        "--word-regexp": "-w",
         "--line-regexp": "-x",
-        "--invert-match": "-v",
         "--no-messages": "-s",
         "--text": "-a",
         "--regexp": "-e",
-        "--after-context": "-A",
-        "--before-context": "-B",
-        "--context": "-C",
-        "--max-count": "-m",
         "--colour": "--color",
     },
     digits_context=True,
@@ -118,14 +128,10 @@ _RG = _Spec(
     ),
     valued=_names("-e -g --iglob -t -T -A -B -C -m -d -M -j --color --sort --sortr --max-filesize"),
     aliases={
-        "--line-number": "-n",
-        "--ignore-case": "-i",
+        **_ALIASES,
         "--smart-case": "-S",
         "--case-sensitive": "-s",
-        "--fixed-strings": "-F",
-        "--word-regexp": "-w",
         "--line-regexp": "-x",
-        "--invert-match": "-v",
         "--pcre2": "-P",
         "--with-filename": "-H",
         "--follow": "-L",
@@ -136,10 +142,6 @@ _RG = _Spec(
         "--glob": "-g",
         "--type": "-t",
         "--type-not": "-T",
-        "--after-context": "-A",
-        "--before-context": "-B",
-        "--context": "-C",
-        "--max-count": "-m",
         "--max-depth": "-d",
         "--max-columns": "-M",
         "--threads": "-j",
@@ -151,21 +153,7 @@ _RG = _Spec(
 _GIT_GREP = _Spec(
     flags=_names("-n -i -I -E -F -G -P -w -v -r -H --heading --break --untracked"),
     valued=_names("-e -A -B -C -m --max-depth --color"),
-    aliases={
-        "--line-number": "-n",
-        "--ignore-case": "-i",
-        "--extended-regexp": "-E",
-        "--fixed-strings": "-F",
-        "--basic-regexp": "-G",
-        "--perl-regexp": "-P",
-        "--word-regexp": "-w",
-        "--invert-match": "-v",
-        "--recursive": "-r",
-        "--after-context": "-A",
-        "--before-context": "-B",
-        "--context": "-C",
-        "--max-count": "-m",
-    },
+    aliases=_GREP_ALIASES,
     digits_context=True,
 )
 
@@ -179,51 +167,41 @@ def _options(
     """Options (canonical name, value) and operands, or None for anything not allowed."""
     options: list[tuple[str, str | None]] = []
     operands: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        i += 1
+    rest = iter(words)
+    for word in rest:
         if word == "--":
-            operands.extend(words[i:])
+            operands.extend(rest)
             break
         if word.startswith("--"):
-            name, eq, value = word.partition("=")
+            name, eq, inline = word.partition("=")
             name = spec.aliases.get(name, name)
             if name in spec.flags and not eq:
                 options.append((name, None))
                 continue
-            if name not in spec.valued:
+            value = inline if eq else next(rest, None)
+            if name not in spec.valued or value is None:
                 return None
-            if not eq:
-                if i >= len(words):
-                    return None
-                value = words[i]
-                i += 1
             options.append((name, value))
             continue
-        if word.startswith("-") and len(word) > 1:
-            if spec.digits_context and word[1:].isdigit():
-                options.append(("-C", word[1:]))
-                continue
-            j = 1
-            while j < len(word):
-                name = "-" + word[j]
-                if name in spec.valued:
-                    value = word[j + 1 :]
-                    if not value:
-                        if i >= len(words):
-                            return None
-                        value = words[i]
-                        i += 1
-                    options.append((name, value))
-                    break
-                if name in spec.flags:
-                    options.append((name, None))
-                    j += 1
-                    continue
-                return None
+        if not word.startswith("-") or len(word) == 1:
+            operands.append(word)
             continue
-        operands.append(word)
+        if spec.digits_context and word[1:].isdigit():
+            options.append(("-C", word[1:]))
+            continue
+        for j in range(1, len(word)):
+            name = "-" + word[j]
+            if name in spec.flags:
+                options.append((name, None))
+                continue
+            # a valued short option takes the rest of the word, else the next word
+            if name not in spec.valued:
+                return None
+            value = word[j + 1 :] or next(rest, None)
+            if value is None:
+                return None
+            options.append((name, value))
+            break
     for name, given in options:
         if name in _COUNTED and (given is None or not given.isdigit()):
             return None

@@ -20,7 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fresh_ls.audit.formats.common import RecordedCall, as_int, ident, items, obj, text_of
+from fresh_ls.audit.formats.common import (
+    CallLog,
+    RecordedCall,
+    as_int,
+    ident,
+    items,
+    obj,
+    text_of,
+)
 from fresh_ls.audit.steps import Step, Transcript, TranscriptError
 from fresh_ls.toolcalls.agents import Seen, ToolCall, recognize
 
@@ -138,8 +146,7 @@ def parse(data: Any, run: str, source: str) -> Transcript:
     if any(not r.get("isSidechain") for r in records):
         records = [r for r in records if not r.get("isSidechain")]
     transcript = Transcript(run=run, format=FORMAT, source=source)
-    calls: list[RecordedCall] = []
-    by_id: dict[str, RecordedCall] = {}
+    log = CallLog()
     responses: set[str] = set()
     cwd: str | None = None
     for record in records:
@@ -155,33 +162,24 @@ def parse(data: Any, run: str, source: str) -> Transcript:
             # Tool results of a streamed response may be recorded before its last block.
             if message_id is None or message_id not in responses:
                 responses.add(message_id or f"#{len(responses)}")
-                transcript.requests.append(len(calls))
+                transcript.requests.append(len(log.calls))
                 transcript.request_steps.append([])
-            for block in items(message.get("content")):
-                block = obj(block)
-                if block.get("type") != "tool_use":
-                    continue
-                call = RecordedCall(
-                    ident(block.get("id")) or f"#{len(calls)}",
-                    str(block.get("name") or ""),
-                    obj(block.get("input")),
-                )
-                call.cwd = cwd
-                by_id[call.call_id] = call
-                transcript.request_steps[-1].append(len(calls))
-                calls.append(call)
+            asked = log.response(message.get("content"), "tool_use", "input")
+            for i in asked:
+                log.calls[i].cwd = cwd
+            transcript.request_steps[-1].extend(asked)
             continue
         recorded = obj(record.get("toolUseResult"))
         for block in items(message.get("content")):
             block = obj(block)
             if block.get("type") != "tool_result":
                 continue
-            answered = by_id.get(ident(block.get("tool_use_id")) or "")
+            answered = log.answered(block.get("tool_use_id"))
             if answered is None:
                 continue
             answered.output = _result_text(block)
             answered.is_error = block.get("is_error") is True
             answered.recorded = recorded
-    transcript.steps = [_step(i, call) for i, call in enumerate(calls)]
+    transcript.steps = [_step(i, call) for i, call in enumerate(log.calls)]
     transcript.cwd = transcript.roots[0] if transcript.roots else None
     return transcript

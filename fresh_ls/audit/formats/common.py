@@ -32,6 +32,36 @@ class RecordedCall:
     cwd: str | None = None
 
 
+@dataclass
+class CallLog:
+    """The tool calls of a session file in order, by id, and which response asked each:
+    what the Claude Code and Pi parsers both build from their assistant messages."""
+
+    calls: list[RecordedCall] = field(default_factory=list)
+    by_id: dict[str, RecordedCall] = field(default_factory=dict)
+
+    def response(self, content: Any, block_type: str, args_key: str) -> list[int]:
+        """Record the tool calls of one response (its ``content`` blocks of ``block_type``,
+        arguments under ``args_key``); the indexes of the calls it made."""
+        asked: list[int] = []
+        for block in items(content):
+            block = obj(block)
+            if block.get("type") != block_type:
+                continue
+            call = RecordedCall(
+                ident(block.get("id")) or f"#{len(self.calls)}",
+                str(block.get("name") or ""),
+                obj(block.get(args_key)),
+            )
+            self.by_id[call.call_id] = call
+            asked.append(len(self.calls))
+            self.calls.append(call)
+        return asked
+
+    def answered(self, call_id: Any) -> RecordedCall | None:
+        return self.by_id.get(ident(call_id) or "")
+
+
 def text_of(content: Any) -> str:
     """The text of a chat message's ``content`` (a string or a list of typed parts)."""
     if content is None:

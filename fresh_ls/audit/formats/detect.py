@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from fresh_ls.audit.formats import (
@@ -43,13 +44,7 @@ LOOKS_LIKE: dict[str, Callable[[Any], bool]] = {
 def detect_session(records: list[Any]) -> str | None:
     """The format of a JSON-lines file whose records together are one run (an agent's own
     session file), or None when its lines are separate records (event histories)."""
-    if codex.looks_like(records):
-        return codex.FORMAT
-    if pi.looks_like(records):
-        return pi.FORMAT
-    if claude_code.looks_like(records):
-        return claude_code.FORMAT
-    return None
+    return _first_match((codex, pi, claude_code), records)
 
 
 def detect(data: Any, filename: str = "") -> str | None:
@@ -62,12 +57,12 @@ def detect(data: Any, filename: str = "") -> str | None:
         filename.endswith(".traj.json") or "trajectory_format" in data
     ):
         return mini_swe_agent.FORMAT
-    if openhands_completion.looks_like(data):
-        return openhands_completion.FORMAT
-    if swe_agent.looks_like(data):
-        return swe_agent.FORMAT
-    if openhands_events.looks_like(data):
-        return openhands_events.FORMAT
-    if mini_swe_agent.looks_like(data):
-        return mini_swe_agent.FORMAT
+    return _first_match((openhands_completion, swe_agent, openhands_events, mini_swe_agent), data)
+
+
+def _first_match(formats: tuple[ModuleType, ...], data: Any) -> str | None:
+    """The ``FORMAT`` of the first of ``formats`` whose ``looks_like`` takes ``data``."""
+    for fmt in formats:
+        if fmt.looks_like(data):
+            return str(fmt.FORMAT)
     return None

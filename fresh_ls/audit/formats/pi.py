@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fresh_ls.audit.formats.common import RecordedCall, ident, items, obj, text_of
+from fresh_ls.audit.formats.common import CallLog, RecordedCall, items, obj, text_of
 from fresh_ls.audit.steps import Step, Transcript, TranscriptError
 from fresh_ls.toolcalls.agents import Seen, ToolCall, recognize
 
@@ -129,33 +129,21 @@ def parse(data: Any, run: str, source: str) -> Transcript:
     if cwd:
         transcript.roots.append(cwd)
         transcript.cwd = cwd
-    calls: list[RecordedCall] = []
-    by_id: dict[str, RecordedCall] = {}
+    log = CallLog()
     for record in data:
         if not isinstance(record, dict) or record.get("type") != "message":
             continue
         message = obj(record.get("message"))
         role = message.get("role")
         if role == "assistant":
-            transcript.requests.append(len(calls))
-            transcript.request_steps.append([])
-            for block in items(message.get("content")):
-                block = obj(block)
-                if block.get("type") != "toolCall":
-                    continue
-                call = RecordedCall(
-                    ident(block.get("id")) or f"#{len(calls)}",
-                    str(block.get("name") or ""),
-                    obj(block.get("arguments")),
-                )
-                by_id[call.call_id] = call
-                transcript.request_steps[-1].append(len(calls))
-                calls.append(call)
+            transcript.requests.append(len(log.calls))
+            asked = log.response(message.get("content"), "toolCall", "arguments")
+            transcript.request_steps.append(asked)
         elif role == "toolResult":
-            answered = by_id.get(ident(message.get("toolCallId")) or "")
+            answered = log.answered(message.get("toolCallId"))
             if answered is not None:
                 answered.output = text_of(message.get("content"))
                 answered.is_error = message.get("isError") is True
                 answered.recorded = obj(message.get("details"))
-    transcript.steps = [_step(i, call, cwd) for i, call in enumerate(calls)]
+    transcript.steps = [_step(i, call, cwd) for i, call in enumerate(log.calls)]
     return transcript
