@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported on the first parse (fresh_ls.core.languages)
@@ -269,13 +269,6 @@ class DefinitionIndex:
             return last.tree, None
         # Edit a copy: trees in ``_trees`` must keep describing their own content.
         base = last.tree.copy()
-        base.edit(
-            start_byte=edit.start_byte,
-            old_end_byte=edit.old_end_byte,
-            new_end_byte=edit.new_end_byte,
-            start_point=edit.start_point,
-            old_end_point=edit.old_end_point,
-            new_end_point=edit.new_end_point,
-        )
+        base.edit(**asdict(edit))  # ByteEdit's fields are Tree.edit's keywords
         tree = parse_within(parser, data, base, self.budget_s)
         return None if tree is None else (tree, _Reparse((language, last.sha256), edit, base))

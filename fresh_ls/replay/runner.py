@@ -119,18 +119,22 @@ class RunResult:
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(
-            false_fresh=self.false_fresh,
-            search_false_fresh=self.search_false_fresh,
-            stale_search_requests=self.stale_search_requests,
-            inexact=self.inexact,
-            lost=self.lost,
-            stale_requests_without=self.stale_requests_without,
-            stale_requests_with=self.stale_requests_with,
-            projection_bytes=self.projection_bytes,
-            whole_file_bytes=self.whole_file_bytes,
-        )
+        out.update((name, getattr(self, name)) for name in _DERIVED)
         return out
+
+
+#: The properties of a ``RunResult`` its JSON carries beside its fields.
+_DERIVED = (
+    "false_fresh",
+    "search_false_fresh",
+    "stale_search_requests",
+    "inexact",
+    "lost",
+    "stale_requests_without",
+    "stale_requests_with",
+    "projection_bytes",
+    "whole_file_bytes",
+)
 
 
 def load_steps(fixture: Path) -> list[dict[str, Any]]:
