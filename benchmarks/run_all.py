@@ -79,6 +79,15 @@ def targets(results: dict[str, Any]) -> list[tuple[str, bool]]:
              f"{C.fmt_ms(c['handshake_eager']['p50_ms'])})",
              c["targets"]["handshake_p50_le_500ms"]),
         ]  # fmt: skip
+    x = results.get("bench_proxy")
+    if x:
+        big = x["cases"][f"{max(int(k.split('/')[0]) for k in x['cases'])}/fresh"]
+        out.append(
+            (f"the proxy adds <= 5 ms p50 on a {big['request_bytes'] // 1024} KiB request, "
+             f"views fresh ({C.fmt_ms(big['added_p50_ms'])}; direct "
+             f"{C.fmt_ms(big['d_total']['p50_ms'])})",
+             x["targets"]["fresh_200kb_added_p50_le_5ms"])
+        )  # fmt: skip
     h = results.get("bench_hooks")
     if h:
         cases = ("read", "edit", "prompt_nothing_new", "prompt_with_note")

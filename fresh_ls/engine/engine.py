@@ -390,15 +390,15 @@ class Engine:
         return proto.StaleResult(views=tuple(out))
 
     @_in_one_moment
-    def statuses(self, p: proto.StaleParams) -> proto.StatusesResult:
+    def statuses(self, p: proto.StaleParams) -> wire.Encoded:
         """``fresh/statuses``: what ``stale`` says of each view's status, without building
-        its units' wire form or any diff (the assessments are the cached ones)."""
-        return proto.StatusesResult(
-            views=tuple(
-                proto.ViewStatus(view_id=v.view_id, status=wire.status(self._assess(v).status))
-                for v in self._session_views(p.session, p.view_ids)
-            )
-        )
+        its units' wire form or any diff (the assessments are the cached ones), as the
+        JSON of its ``StatusesResult`` (``wire.statuses_json``). The proxy asks it before
+        every model request: its files' unchanged stats are taken in one loop first
+        (``_read_unchanged``), and no protocol object is built per view."""
+        views = self._session_views(p.session, p.view_ids)
+        self._read_unchanged(list(dict.fromkeys(v.path for v in views)))
+        return wire.statuses_json([(v.view_id, self._assess(v).status) for v in views])
 
     async def project(
         self, p: proto.ProjectParams, defaults: ProjectDefaults = ProjectDefaults()

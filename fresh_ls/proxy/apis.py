@@ -18,8 +18,7 @@ rewrite is spliced back into the agent's bytes (``proxy.splice``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from fresh_ls.harness.rewrite import Format, ResultSpans, Rewritten, arewrite_request
 from fresh_ls.toolcalls.agents import ToolCall, arguments_of
@@ -49,13 +48,14 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _mappings(value: Any) -> Iterator[Mapping[str, Any]]:
-    """The objects of a list (anything else in it, or no list, skipped)."""
-    return (item for item in _list(value) if isinstance(item, Mapping))
+def _mappings(value: Any) -> list[Mapping[str, Any]]:
+    """The objects of a list (anything else in it, or no list, skipped). A parsed body's
+    objects are dicts: the exact type check comes first, the ABC's only for the rest (it
+    costs ten times as much, on every message and block of a long history)."""
+    return [item for item in _list(value) if type(item) is dict or isinstance(item, Mapping)]
 
 
-@dataclass(frozen=True)
-class _Call:
+class _Call(NamedTuple):
     """A tool call as a request shows it."""
 
     call_id: str
@@ -63,8 +63,7 @@ class _Call:
     args: Any
 
 
-@dataclass(frozen=True)
-class _Result:
+class _Result(NamedTuple):
     """A tool result as a request shows it (its content as one string)."""
 
     call_id: str

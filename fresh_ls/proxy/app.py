@@ -52,6 +52,7 @@ from fresh_ls.client import (
     PathOutsideRootError,
     UnknownIdError,
 )
+from fresh_ls.core.jsonload import loads
 from fresh_ls.harness.rewrite import RewriteError
 from fresh_ls.proxy.access import Access
 from fresh_ls.proxy.apis import API, openai_error
@@ -637,7 +638,7 @@ class Parsed:
         try:
             encoding = json.detect_encoding(raw)
             text = raw.decode(encoding)
-            body = json.loads(text)
+            body = loads(text)
         except ValueError:  # UnicodeDecodeError included
             raise CannotRewrite("the request body is not JSON; cannot tell what it shows") from None
         if not isinstance(body, dict):

@@ -34,6 +34,7 @@ from pygls.uris import to_fs_path
 
 from fresh_ls import __version__
 from fresh_ls import protocol as P
+from fresh_ls.core.jsonload import loads
 from fresh_ls.engine.engine import Engine, ProjectDefaults
 from fresh_ls.engine.wire import LEAVABLE, Encoded
 from fresh_ls.errors import FreshError, InvalidParams, Unauthorized
@@ -446,7 +447,7 @@ def register_features(server: FreshServer) -> None:
     handlers: dict[str, Callable[[Any], Any]] = {
         P.OBSERVE: observe,
         P.STALE: lambda p: P.unstructure(engine.stale(p)),
-        P.STATUSES: lambda p: P.unstructure(engine.statuses(p)),
+        P.STATUSES: lambda p: engine.statuses(p),
         P.PROJECT: project,
         P.COMMIT: lambda p: P.unstructure(engine.commit(p)),
         P.FORGET: forget,
@@ -539,7 +540,7 @@ def dispatch_body(protocol: FreshProtocol, body: bytes) -> None:
     """Check the envelope of one message, then hand it to pygls. Every request whose id
     could be read gets an answer with that id; nothing a peer sends raises out of here."""
     try:
-        data = json.loads(body)
+        data = loads(body)
     except RecursionError:
         send_error(protocol, None, -32700, "parse error: the JSON is nested too deeply")
         return

@@ -1,10 +1,11 @@
 """Cold start is structural: a command imports only what it needs.
 
 ``fresh-ls status`` (and ``stale``, ``project``, any ``SyncClient`` user such as a hook
-run per tool call) talks JSON-RPC with the standard library: no pygls, no tree-sitter, no
-SQLite driver, no watcher, no asyncio, no audit parsers. ``serve`` loads pygls, but the
-grammars and the fuzzy matcher only on the first parse or match. The wall times are
-measured by benchmarks/bench_coldstart.py, not here: these tests check the imports.
+run per tool call) talks JSON-RPC with the standard library and orjson (one extension
+module, to read answers): no pygls, no tree-sitter, no SQLite driver, no watcher, no
+asyncio, no audit parsers. ``serve`` loads pygls, but the grammars and the fuzzy matcher
+only on the first parse or match. The wall times are measured by
+benchmarks/bench_coldstart.py, not here: these tests check the imports.
 """
 
 from __future__ import annotations

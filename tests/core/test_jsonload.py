@@ -1,0 +1,146 @@
+"""``core.jsonload.loads`` answers exactly as ``json.loads``: the same object, to the type
+and sign of every number, or the same kind of error."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fresh_ls.core.jsonload import loads
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, with the same types all the way down (1 is not 1.0, -0.0 is not 0.0, NaN is
+    NaN) and dict keys in the same order; a loop, not a recursion, for deep documents."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, float):
+            if math.isnan(x) != math.isnan(y):
+                return False
+            if not math.isnan(x) and (x != y or math.copysign(1, x) != math.copysign(1, y)):
+                return False
+        elif isinstance(x, dict):
+            if list(x) != list(y):
+                return False
+            todo += [(x[k], y[k]) for k in x]
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            todo += zip(x, y, strict=True)
+        elif x != y:
+            return False
+    return True
+
+
+def outcome(read: Any, data: str | bytes) -> tuple[str, Any]:
+    try:
+        return "value", read(data)
+    except RecursionError:
+        return "error", "RecursionError"
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        kind = "UnicodeDecodeError" if isinstance(exc, UnicodeDecodeError) else "ValueError"
+        return "error", kind
+
+
+def check(data: str | bytes) -> None:
+    ours, theirs = outcome(loads, data), outcome(json.loads, data)
+    assert ours[0] == theirs[0], (data, ours, theirs)
+    if ours[0] == "value":
+        assert same(ours[1], theirs[1]), (data, ours, theirs)
+    else:
+        assert ours[1] == theirs[1], (data, ours, theirs)
+
+
+EDGES = [
+    '{"a": 1, "b": [1.5, -0.0, 0, -0, true, null, "x"]}',
+    "NaN",
+    "[Infinity, -Infinity]",
+    "[1e400, -1e400, 1e-400]",
+    '"\\ud800"',
+    '"\\udc00\\ud800"',
+    '"\\ud83d\\ude00"',
+    '{"a": 1, "b": 2, "a": 3}',
+    "123456789012345678901234567890",
+    "-123456789012345678901234567890",
+    "18446744073709551615",
+    "18446744073709551616",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "0.12345678901234567890123",
+    "1.0000000000000002",
+    "5e-324",
+    "1.7976931348623157e308",
+    '"\\u0000"',
+    '"a\tb"',
+    '"a\x00b"',
+    "\ufeff{}",
+    "[1,]",
+    "{'a': 1}",
+    "",
+    "   ",
+    "[1] x",
+    "01",
+    "-",
+    "1.",
+    ".5",
+    "[" * 5000 + "]" * 5000,
+    "[" * 900 + "]" * 900,
+]
+
+
+@pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))
+def test_edge_cases_as_text_and_bytes(text: str) -> None:
+    check(text)
+    try:
+        raw = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    check(raw)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-8-sig"])
+def test_other_encodings_of_bytes(encoding: str) -> None:
+    check('{"a": [1, 2.5, "\u00e9"]}'.encode(encoding))
+
+
+def test_invalid_utf8() -> None:
+    check(b'{"a": "\xff"}')
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON, st.booleans(), st.booleans())
+def test_any_value_as_any_spelling(value: Any, ascii_only: bool, compact: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":") if compact else None)
+    check(text)
+    if not ascii_only:
+        with contextlib.suppress(UnicodeEncodeError):
+            check(text.encode("utf-8"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet='{}[]",:0123456789.eE+-tfnrulasNIiy \\u\x00\t\n\ud800', max_size=40))
+def test_any_text(text: str) -> None:
+    check(text)
