@@ -48,6 +48,7 @@ from typing import Any
 import _common as C
 
 from fresh_ls.client import SyncClient, initialize_params
+from fresh_ls.core import jsonload
 from fresh_ls.core.languages import get_parser, language_for_path
 from fresh_ls.core.sources import Source
 from fresh_ls.core.text import split_lines
@@ -271,11 +272,25 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
             def decode() -> Any:
                 """What is left of it since the server sends the projection encoded once:
-                the client's ``json.loads`` of the answer."""
+                the client's decode of the answer (``core.jsonload``, orjson with
+                ``json.loads``'s answer)."""
+                return jsonload.loads(answer_text)
+
+            def decode_stdlib() -> Any:
+                """The same with the standard library's ``json.loads`` (before 2026-12-04)."""
                 return json.loads(answer_text)
 
             unchanged: dict[str, list[float]] = {
-                k: [] for k in ("ours", "wire", "wire_lean", "naive", "serialise", "decode")
+                k: []
+                for k in (
+                    "ours",
+                    "wire",
+                    "wire_lean",
+                    "naive",
+                    "serialise",
+                    "decode",
+                    "decode_stdlib",
+                )
             }
             with C.no_gc():
                 for _ in range(reps):
@@ -285,6 +300,7 @@ async def _scenario(reps: int) -> dict[str, Any]:
                     unchanged["naive"].append(C.timed(naive.project)[0])
                     unchanged["serialise"].append(C.timed(serialise)[0])
                     unchanged["decode"].append(C.timed(decode)[0])
+                    unchanged["decode_stdlib"].append(C.timed(decode_stdlib)[0])
 
             after: dict[str, list[float]] = {k: [] for k in ("ours", "wire", "wire_lean", "naive")}
             second: list[float] = []
@@ -385,8 +401,12 @@ def report(r: dict[str, Any]) -> str:
     rows.append(["extra: serialising it the old way (cattrs + dumps + loads, no pipes)",
                  C.fmt_ms(ser["p50_ms"]), C.fmt_ms(ser["p95_ms"]), "-", "-"])  # fmt: skip
     dec = r["unchanged"]["decode"]
-    rows.append(["extra: what is left of it now (the client's json.loads)",
+    rows.append(["extra: what is left of it now (the client's decode, core.jsonload)",
                  C.fmt_ms(dec["p50_ms"]), C.fmt_ms(dec["p95_ms"]), "-", "-"])  # fmt: skip
+    std = r["unchanged"].get("decode_stdlib")
+    if std is not None:
+        rows.append(["extra: the same decode with the standard library's json.loads",
+                     C.fmt_ms(std["p50_ms"]), C.fmt_ms(std["p95_ms"]), "-", "-"])  # fmt: skip
     sec = r["second_after_edit_engine"]
     rows.append(["2nd request after the edit, in process", C.fmt_ms(sec["p50_ms"]),
                  C.fmt_ms(sec["p95_ms"]), "-", "-"])  # fmt: skip

@@ -87,6 +87,16 @@ def _url(text: str) -> str:
     return text
 
 
+def root_argument(p: argparse.ArgumentParser) -> None:
+    """``--root``: the workspace root, every command's own."""
+    p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+
+
+def state_dir_argument(p: argparse.ArgumentParser) -> None:
+    """``--state-dir``: where the database and endpoint live."""
+    p.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+
+
 def also_argument(p: argparse.ArgumentParser) -> None:
     """``--also DIR`` (repeatable): folders beside the root whose files are tracked too."""
     p.add_argument(
@@ -102,9 +112,9 @@ def also_argument(p: argparse.ArgumentParser) -> None:
 
 def _pair_arguments(p: argparse.ArgumentParser) -> None:
     """What ``run`` and ``proxies`` share: the root, the state dir, both upstreams."""
-    p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    root_argument(p)
     also_argument(p)
-    p.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+    state_dir_argument(p)
     p.add_argument(
         "--anthropic-upstream",
         default=None,
@@ -139,7 +149,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve", help="run the sidecar for a root (stdio and/or a local endpoint)"
     )
-    serve.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    root_argument(serve)
     serve.add_argument("--stdio", action="store_true", help="serve one client on stdin/stdout")
     also_argument(serve)
     serve.add_argument(
@@ -198,8 +208,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         ("project", "the rendered projection of a session", cmd_project),
     ):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
-        p.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+        root_argument(p)
+        state_dir_argument(p)
         p.add_argument("--json", action="store_true", help="print the raw result as JSON")
         if name != "status":
             p.add_argument("--session", required=True, help="the agent session to ask about")
@@ -225,8 +235,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         "--fix, a broken store is moved aside (kept, renamed), a stale endpoint.json removed, "
         "the dir made 0700; each fix is said.",
     )
-    doctor.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
-    doctor.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+    root_argument(doctor)
+    state_dir_argument(doctor)
     doctor.add_argument("--fix", action="store_true", help="mend what can be mended, saying so")
     doctor.add_argument("--json", action="store_true", help="print the findings as JSON")
     doctor.set_defaults(func=cmd_doctor)
@@ -236,13 +246,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="an HTTP proxy between a coding agent and its model that keeps stale code out "
         "of every request (docs/harnesses.md)",
     )
-    proxy.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    root_argument(proxy)
     proxy.add_argument(
         "--upstream", required=True, type=_url, metavar="URL", help="the model's base URL"
     )
     also_argument(proxy)
     proxy.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: free)")
-    proxy.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+    state_dir_argument(proxy)
     proxy.add_argument("--fail-open", action="store_true", help=FAIL_OPEN_HELP)
     proxy.add_argument("--policy", choices=("stale", "all"), default=None, help=POLICY_HELP)
     proxy.add_argument("--budget-bytes", type=_bytes, default=None, help=BUDGET_HELP)
@@ -298,14 +308,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="an MCP server (stdio) with guarded read/edit/write tools for Claude Code, "
         "Codex, Cursor, Claude Desktop (docs/guard.md)",
     )
-    mcp.add_argument("--root", type=_root, default=None, help="the workspace root (default: .)")
+    root_argument(mcp)
     also_argument(mcp)
     mcp.add_argument(
         "--session",
         default=None,
         help="the fresh-ls session of this connection (default: a new one per connection)",
     )
-    mcp.add_argument("--state-dir", default=None, help=STATE_DIR_HELP)
+    state_dir_argument(mcp)
     mcp.set_defaults(func=cmd_mcp)
 
     if command in BUILTIN_COMMANDS:

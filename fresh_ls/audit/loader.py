@@ -10,6 +10,7 @@ directly; broken files are always reported, with what is wrong, and never stop t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -21,7 +22,7 @@ from typing import Any
 from fresh_ls.audit.formats import SESSION_FORMATS, openhands_completion
 from fresh_ls.audit.formats.detect import LOOKS_LIKE, PARSERS, detect, detect_session
 from fresh_ls.audit.interpret import interpret
-from fresh_ls.audit.results import Problem, RequestAudit, RunAudit, ViewRecord
+from fresh_ls.audit.results import Problem, RunAudit, ViewRecord
 from fresh_ls.audit.steps import TranscriptError
 
 _LOG_NAME = re.compile(r"-\d{9,}(\.\d+)?\.json$")
@@ -285,18 +286,8 @@ def audit_completion_logs(
         audit = interpret(transcript, shell_reads)
         if not audit.requests:
             continue
-        last = audit.requests[-1]
-        combined.requests.append(
-            RequestAudit(
-                index=index,
-                after_steps=last.after_steps,
-                steps=last.steps,
-                views_strict=last.views_strict,
-                views_wide=last.views_wide,
-                stale_strict=last.stale_strict,
-                stale_wide=last.stale_wide,
-            )
-        )
+        # the file's last request is the one it records; its search counts come along
+        combined.requests.append(dataclasses.replace(audit.requests[-1], index=index))
         views.update((v.id, v) for v in audit.views)
         size = len(data.get("messages", []))
         if size > longest:

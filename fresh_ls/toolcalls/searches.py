@@ -93,6 +93,14 @@ _ALIASES = {
     "--context": "-C",
     "--max-count": "-m",
 }
+#: ... those grep and rg share (git grep has none of them)
+_FILE_ALIASES = {
+    "--with-filename": "-H",
+    "--line-regexp": "-x",
+    "--text": "-a",
+    "--regexp": "-e",
+    "--colour": "--color",
+}
 #: ... and those grep and git grep share (rg has one regex syntax of its own, and -r there
 #: means --replace).
 _GREP_ALIASES = {
@@ -110,13 +118,9 @@ _GREP = _Spec(
     valued=_names("-e -A -B -C -m --include --exclude --exclude-dir --color"),
     aliases={
         **_GREP_ALIASES,
+        **_FILE_ALIASES,
         "--dereference-recursive": "-R",
-        "--with-filename": "-H",
-        "--line-regexp": "-x",
         "--no-messages": "-s",
-        "--text": "-a",
-        "--regexp": "-e",
-        "--colour": "--color",
     },
     digits_context=True,
 )
@@ -129,23 +133,19 @@ _RG = _Spec(
     valued=_names("-e -g --iglob -t -T -A -B -C -m -d -M -j --color --sort --sortr --max-filesize"),
     aliases={
         **_ALIASES,
+        **_FILE_ALIASES,
         "--smart-case": "-S",
         "--case-sensitive": "-s",
-        "--line-regexp": "-x",
         "--pcre2": "-P",
-        "--with-filename": "-H",
         "--follow": "-L",
-        "--text": "-a",
         "--multiline": "-U",
         "--unrestricted": "-u",
-        "--regexp": "-e",
         "--glob": "-g",
         "--type": "-t",
         "--type-not": "-T",
         "--max-depth": "-d",
         "--max-columns": "-M",
         "--threads": "-j",
-        "--colour": "--color",
     },
     digits_context=False,
 )
