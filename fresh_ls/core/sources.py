@@ -206,6 +206,10 @@ class _Directories:
         self.fds.clear()
 
 
+#: How many split paths ``SourceTable._stat`` keeps.
+_WHERE_KEPT = 1 << 16
+
+
 @dataclass(slots=True)
 class _Cached:
     stat_key: tuple[int, int, int, int]
@@ -225,6 +229,8 @@ class SourceTable:
         self.index = index or DefinitionIndex()
         self._cache: dict[str, _Cached] = {}
         self._batch: _Directories | None = None
+        #: each path asked about, split once: (root, its directories, its name)
+        self._where: dict[str, tuple[Path, tuple[str, ...], str]] = {}
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -257,13 +263,17 @@ class SourceTable:
 
     def _stat(self, rel_path: str) -> os.stat_result | None:
         assert self._batch is not None
-        inside = split_also(self.also, rel_path)
-        root, rel = inside if inside is not None else (self.root, rel_path)
-        parts = rel.split("/")
+        where = self._where.get(rel_path)
+        if where is None:
+            if len(self._where) >= _WHERE_KEPT:
+                self._where.clear()  # any path a client names: bounded, re-learnt at once
+            inside = split_also(self.also, rel_path)
+            root, rel = inside if inside is not None else (self.root, rel_path)
+            parts = rel.split("/")
+            where = self._where[rel_path] = (root, tuple(parts[:-1]), parts[-1])
+        root, directories, name = where
         try:
-            return os.stat(
-                parts[-1], dir_fd=self._batch.fd(root, tuple(parts[:-1])), follow_symlinks=False
-            )
+            return os.stat(name, dir_fd=self._batch.fd(root, directories), follow_symlinks=False)
         except (OSError, ValueError):
             return None
 

@@ -103,6 +103,8 @@ class Engine:
     #: Every session's state, by name (``fresh_ls.engine.session``).
     sessions: dict[str, Session] = field(default_factory=dict)
     watching: bool = False
+    #: How many reports of changed files the watcher has made (``sync``)
+    disk_events: int = 0
     listeners: list[Notify] = field(default_factory=list)
     #: Whole projections and per-file pieces by content hash (see ``proj.ProjectionCache``).
     projections: proj.ProjectionCache = field(default_factory=proj.ProjectionCache)
@@ -840,7 +842,9 @@ class Engine:
 
     @_in_one_moment
     def sync(self, rels: list[str]) -> None:
-        """Re-check these files now and tell listeners about views whose status moved."""
+        """Re-check these files now and tell listeners about views whose status moved (the
+        watcher's report; ``disk_events`` counts them)."""
+        self.disk_events += 1
         for rel in rels:
             self._current_or_none(rel)
             by_session: dict[str, list[str]] = {}

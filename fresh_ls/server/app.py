@@ -350,6 +350,8 @@ async def serve(
             watcher = asyncio.create_task(
                 watch_root(root, state_dir, engine.sync, app.stop, prepare=engine.sources.prepare)
             )
+            # a watcher that stopped reports nothing more: each request then stats its files
+            watcher.add_done_callback(lambda _task: setattr(engine, "watching", False))
             for folder in also:  # their files are named by absolute path
                 also_watchers.append(
                     asyncio.create_task(
