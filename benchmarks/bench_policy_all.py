@@ -272,9 +272,9 @@ async def _scenario(reps: int) -> dict[str, Any]:
 
             def decode() -> Any:
                 """What is left of it since the server sends the projection encoded once:
-                the client's decode of the answer (``core.jsonload``, orjson with
+                the client's decode of the answer (``core.jsonload.loads_own``, orjson with
                 ``json.loads``'s answer)."""
-                return jsonload.loads(answer_text)
+                return jsonload.loads_own(answer_text)
 
             def decode_stdlib() -> Any:
                 """The same with the standard library's ``json.loads`` (before 2026-12-04)."""

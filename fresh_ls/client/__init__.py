@@ -51,7 +51,7 @@ from typing import IO, TYPE_CHECKING, Any, TypedDict, Unpack
 
 from fresh_ls import errors, steps
 from fresh_ls.client.requests import Requests, wire_params
-from fresh_ls.core.jsonload import loads
+from fresh_ls.core.jsonload import loads_own
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.launch import python_command
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, connect_endpoint, endpoint_target
@@ -250,7 +250,7 @@ class ClientCore:
         ``EOFError`` at the end of the stream, ``FrameError`` or ``ValueError`` for bytes
         that are no message."""
         body = yield from frame_steps(None)
-        message = loads(body)
+        message = loads_own(body)
         if not isinstance(message, dict):
             raise ValueError("a message that is not a JSON object")
         return message

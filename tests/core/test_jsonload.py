@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fresh_ls.core.jsonload import loads
+from fresh_ls.core.jsonload import loads, loads_own
 
 
 def same(a: Any, b: Any) -> bool:
@@ -51,8 +51,8 @@ def outcome(read: Any, data: str | bytes) -> tuple[str, Any]:
         return "error", kind
 
 
-def check(data: str | bytes) -> None:
-    ours, theirs = outcome(loads, data), outcome(json.loads, data)
+def check(data: str | bytes, read: Any = loads) -> None:
+    ours, theirs = outcome(read, data), outcome(json.loads, data)
     assert ours[0] == theirs[0], (data, ours, theirs)
     if ours[0] == "value":
         assert same(ours[1], theirs[1]), (data, ours, theirs)
@@ -144,3 +144,42 @@ def test_any_value_as_any_spelling(value: Any, ascii_only: bool, compact: bool) 
 @given(st.text(alphabet='{}[]",:0123456789.eE+-tfnrulasNIiy \\u\x00\t\n\ud800', max_size=40))
 def test_any_text(text: str) -> None:
     check(text)
+
+
+NUMBER = st.from_regex(r"\A-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,3})?\Z")
+
+
+@settings(max_examples=600, deadline=None)
+@given(NUMBER, st.sampled_from(["N", '{"a": N}', "[1, N]", '["xN", N]', '"N"', '["abcN"]']))
+def test_long_numbers_in_and_out_of_strings(number: str, where: str) -> None:
+    # a long run of digits inside a string or a fraction stays on orjson's way; one that
+    # may be an integer of 19 digits or more goes the standard way: both read as json does
+    check(where.replace("N", number))
+
+
+OWN = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(OWN)
+def test_the_servers_own_answers_read_as_json_reads_them(value: Any) -> None:
+    # what the server writes (json.dumps of 64-bit integers, no NaN) needs no scan
+    text = json.dumps(value, ensure_ascii=False)
+    check(text, loads_own)
+    if text.isascii():
+        check(text.encode("ascii"), loads_own)
+
+
+@pytest.mark.parametrize("text", ["NaN", "[1e400]", '"\\ud800"', "[1,]", ""])
+def test_what_orjson_refuses_reads_as_json_reads_it(text: str) -> None:
+    check(text, loads_own)
