@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from fresh_ls import statedir
+from fresh_ls.heap import keep_freed_memory
 from fresh_ls.proxy import agent_routes
 from fresh_ls.proxy.access import Access
 from fresh_ls.proxy.app import Proxy, status_of
@@ -98,6 +99,7 @@ async def running_proxy(
     """The proxy, listening on 127.0.0.1; yields it and its base URL. ``connect``: how it
     gets its fresh-ls client (default: the root's running server, else a new one)."""
     root = root.resolve()
+    keep_freed_memory()  # request bodies copied without page faults (fresh_ls.heap)
     state_dir = options.get("state_dir")
     port = options.get("port", 0)
     state = state_dir or statedir.default_state_dir(root)

@@ -1,0 +1,41 @@
+"""Freed memory stays in a long-running fresh-ls process instead of going back to the OS.
+
+A ``policy: all`` answer is half a megabyte and a proxied model request 200 KB or more;
+each is copied a few times on its way (joined, encoded, framed). glibc's malloc serves such
+blocks with fresh ``mmap`` pages (or trims them off the heap again when they are freed),
+so every copy faults its pages in anew: 0.8 ms for one 500 KB string on the benchmark
+machine, against 0.04 ms when the pages are reused, which was a third of an unchanged
+``policy: all`` answer over stdio. The server and the proxy (``cli``) ask glibc once, at
+start, to serve blocks under ``MMAP_BELOW`` from the heap and to keep up to ``TRIM_ABOVE``
+of free heap before giving it back: a bounded amount of memory held, in exchange for no
+page faults on the hot path. Elsewhere (no glibc, no ``mallopt``) nothing changes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: glibc's ``mallopt`` parameters (malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+#: Blocks below this come from the heap, whose pages are reused.
+MMAP_BELOW = 16 << 20
+#: Free memory at the heap's top is given back to the OS only past this much.
+TRIM_ABOVE = 64 << 20
+
+
+def keep_freed_memory() -> bool:
+    """Ask the C allocator to reuse freed pages (see the module); whether it agreed."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_BELOW)) and bool(
+        mallopt(_M_TRIM_THRESHOLD, TRIM_ABOVE)
+    )
