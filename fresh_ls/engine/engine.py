@@ -147,7 +147,7 @@ class Engine:
         store = await ViewStore.open(state_dir / DATABASE_FILE)
         engine = cls(root=root, state_dir=state_dir, store=store, clock=clock, also=also)
         for view in await store.load_views():
-            engine._session(view.session).views[view.view_id] = view
+            engine._session(view.session).put_view(view)
             engine._seq = max(engine._seq, view.seq)
         for session, body in (await store.load_ledgers()).items():
             engine._session(session).ledger = Ledger.from_json(body)
@@ -293,12 +293,10 @@ class Engine:
 
     def view_paths(self, session: str | None = None) -> list[str]:
         """The files ``session``'s views name (None: every session's), each once."""
-        chosen = (
-            self.sessions.values()
-            if session is None
-            else [s for s in (self.sessions.get(session),) if s is not None]
-        )
-        return list(dict.fromkeys(v.path for s in chosen for v in s.views.values()))
+        if session is not None:
+            found = self.sessions.get(session)
+            return list(found.paths()) if found is not None else []
+        return list(dict.fromkeys(p for s in self.sessions.values() for p in s.paths()))
 
     def _session_views(self, session: str, view_ids: list[str] | None) -> list[View]:
         found = self.sessions.get(session)
@@ -372,7 +370,7 @@ class Engine:
         """Store a new view durably, then hold it; listeners hear of it."""
         await self.store.put_view(view)
         s = self._session(view.session)
-        s.views[view.view_id] = view
+        s.put_view(view)
         assessment = self._assess(view)
         s.last_status[view.view_id] = assessment.status
         # Editors list views: a new (or replaced) one is news for their panels too.

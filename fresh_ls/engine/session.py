@@ -41,13 +41,24 @@ class Session:
     #: Each view's status as last told to listeners, by view id (``fresh/didInvalidate``
     #: goes out when it moves).
     last_status: dict[str, str] = field(default_factory=dict)
+    #: The files its views name, each once (``paths``); None when a view came or went since.
+    _paths: tuple[str, ...] | None = field(default=None, repr=False)
 
     def holds_nothing(self) -> bool:
         """No view, no ledger, no writes: nothing to keep the session for."""
         return not self.views and self.ledger is None and not self.written
 
+    def paths(self) -> tuple[str, ...]:
+        """The files its views name, each once, in the order the views came: asked before
+        each request (parse-ahead), so kept until a view comes or goes (``put_view``,
+        ``drop_views``: the only ways its views change)."""
+        if self._paths is None:
+            self._paths = tuple(dict.fromkeys(v.path for v in self.views.values()))
+        return self._paths
+
     def drop_views(self, view_ids: list[str]) -> None:
         """These views go, with what was cached of them."""
+        self._paths = None
         for v in view_ids:
             self.views.pop(v, None)
             self.assessed.pop(v, None)
@@ -56,6 +67,7 @@ class Session:
     def put_view(self, view: View) -> None:
         """Hold ``view`` (new, or in place of the view of the same id); what was cached of
         the view it replaces goes."""
+        self._paths = None
         self.views[view.view_id] = view
         self.assessed.pop(view.view_id, None)
 
