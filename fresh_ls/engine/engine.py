@@ -302,7 +302,7 @@ class Engine:
         found = self.sessions.get(session)
         views = found.views if found is not None else {}
         if view_ids is None:
-            return sorted(views.values(), key=lambda v: v.seq)
+            return list(found.in_order()) if found is not None else []
         unknown = [v for v in view_ids if v not in views]
         if unknown:
             raise UnknownId(

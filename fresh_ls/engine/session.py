@@ -41,8 +41,10 @@ class Session:
     #: Each view's status as last told to listeners, by view id (``fresh/didInvalidate``
     #: goes out when it moves).
     last_status: dict[str, str] = field(default_factory=dict)
-    #: The files its views name, each once (``paths``); None when a view came or went since.
+    #: The files its views name, each once (``paths``), and its views oldest first
+    #: (``in_order``); None when a view came or went since.
     _paths: tuple[str, ...] | None = field(default=None, repr=False)
+    _in_order: tuple[View, ...] | None = field(default=None, repr=False)
 
     def holds_nothing(self) -> bool:
         """No view, no ledger, no writes: nothing to keep the session for."""
@@ -56,9 +58,16 @@ class Session:
             self._paths = tuple(dict.fromkeys(v.path for v in self.views.values()))
         return self._paths
 
+    def in_order(self) -> tuple[View, ...]:
+        """Its views, oldest first (by sequence number): every request without ``viewIds``
+        walks them, so the order is kept until a view comes or goes."""
+        if self._in_order is None:
+            self._in_order = tuple(sorted(self.views.values(), key=lambda v: v.seq))
+        return self._in_order
+
     def drop_views(self, view_ids: list[str]) -> None:
         """These views go, with what was cached of them."""
-        self._paths = None
+        self._paths = self._in_order = None
         for v in view_ids:
             self.views.pop(v, None)
             self.assessed.pop(v, None)
@@ -67,7 +76,7 @@ class Session:
     def put_view(self, view: View) -> None:
         """Hold ``view`` (new, or in place of the view of the same id); what was cached of
         the view it replaces goes."""
-        self._paths = None
+        self._paths = self._in_order = None
         self.views[view.view_id] = view
         self.assessed.pop(view.view_id, None)
 

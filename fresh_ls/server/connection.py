@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import json
 import logging
@@ -181,6 +182,24 @@ class FreshProtocol(AdaptedProtocol):
             self.answer(msg_id, error=lsp.ResponseError(code=-32603, message=""))
             return
         self.send_json_answer(msg_id, text)
+
+    def handle_message(self, message: Any) -> None:
+        """fresh-ls's own requests and notifications (typed by ``structure_own``) go
+        straight to pygls's handling of their kind, as pygls itself would send them: its
+        ``isinstance`` checks against runtime-checkable Protocols cost 15 us a message, more
+        than the rest of the dispatch. A server shutting down goes the full way (it answers
+        or drops them)."""
+        kind = type(message)
+        if (kind is RawRequest or kind is RawNotification) and not (
+            self.shut_down or self._shutdown
+        ):
+            ctx = contextvars.copy_context()
+            if kind is RawRequest:
+                ctx.run(self._handle_request, message.id, message.method, message.params)
+            else:
+                ctx.run(self._handle_notification, message.method, message.params)
+            return
+        super().handle_message(message)
 
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
