@@ -97,7 +97,9 @@ async def running_proxy(
     **options: Unpack[ProxyOptions],
 ) -> AsyncIterator[tuple[Proxy, str]]:
     """The proxy, listening on 127.0.0.1; yields it and its base URL. ``connect``: how it
-    gets its fresh-ls client (default: the root's running server, else a new one)."""
+    gets its fresh-ls client (default: the root's running server, else a new one). The
+    process it runs in keeps freed memory from then on (``fresh_ls.heap``: up to 64 MiB of
+    free heap held, so large bodies are copied without page faults)."""
     root = root.resolve()
     keep_freed_memory()  # request bodies copied without page faults (fresh_ls.heap)
     state_dir = options.get("state_dir")
