@@ -11,17 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fresh_ls.audit.formats.common import (
-    as_int,
-    editor_step,
-    ident,
-    items,
-    obj,
-    parse_arguments,
-    require_list,
-    text_of,
-    uploaded_roots,
-)
+from fresh_ls.audit.formats import common
 from fresh_ls.audit.steps import Step, Transcript, TranscriptError
 
 FORMAT = "openhands-events"
@@ -59,14 +49,14 @@ def _events(history: list[Any]) -> list[dict[str, Any]]:
 
 def _call_arguments(event: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments the model sent for this action, from its tool-call metadata."""
-    meta = obj(event.get("tool_call_metadata"))
-    call_id = ident(meta.get("tool_call_id"))
+    meta = common.obj(event.get("tool_call_metadata"))
+    call_id = common.ident(meta.get("tool_call_id"))
     if call_id is None:
         return None
-    for choice in items(obj(meta.get("model_response")).get("choices")):
-        for call in items(obj(obj(choice).get("message")).get("tool_calls")):
-            if isinstance(call, dict) and ident(call.get("id")) == call_id:
-                return parse_arguments(obj(call.get("function")).get("arguments"))
+    for choice in common.items(common.obj(meta.get("model_response")).get("choices")):
+        for call in common.items(common.obj(common.obj(choice).get("message")).get("tool_calls")):
+            if isinstance(call, dict) and common.ident(call.get("id")) == call_id:
+                return common.parse_arguments(common.obj(call.get("function")).get("arguments"))
     return None
 
 
@@ -80,7 +70,7 @@ def _step(step_id: int, event: dict[str, Any]) -> Step:
         if action == "read" and not editor_args.get("command"):
             editor_args["command"] = "view"
         editor_args.setdefault("path", args.get("path"))
-        step = editor_step(step_id, editor_args)
+        step = common.editor_step(step_id, editor_args)
         if step.tool != "other":
             return step
     if action == "edit":
@@ -95,11 +85,11 @@ def _step(step_id: int, event: dict[str, Any]) -> Step:
 def parse(data: Any, run: str, source: str) -> Transcript:
     if not looks_like(data):
         raise TranscriptError("not an OpenHands event history: no 'history' list of events")
-    events = _events(require_list(data["history"], "'history'"))
+    events = _events(common.require_list(data["history"], "'history'"))
     transcript = Transcript(run=run, format=FORMAT, source=source)
     instruction = data.get("instruction")
     if isinstance(instruction, str):
-        transcript.roots.extend(uploaded_roots(instruction))
+        transcript.roots.extend(common.uploaded_roots(instruction))
     by_event: dict[str, Step] = {}
     last_response: object = None
     for event in events:
@@ -107,13 +97,13 @@ def parse(data: Any, run: str, source: str) -> Transcript:
         if "action" in event and source_of == "agent":
             step = _step(len(transcript.steps), event)
             transcript.steps.append(step)
-            event_id = ident(event.get("id"))
+            event_id = common.ident(event.get("id"))
             if event_id is not None:
                 by_event[event_id] = step
             if str(event.get("action")) in _NOT_REQUESTS:
                 continue
-            meta = obj(event.get("tool_call_metadata"))
-            response_id = ident(obj(meta.get("model_response")).get("id"))
+            meta = common.obj(event.get("tool_call_metadata"))
+            response_id = common.ident(common.obj(meta.get("model_response")).get("id"))
             if response_id is None or response_id != last_response:
                 transcript.requests.append(len(transcript.steps) - 1)
                 transcript.request_steps.append([])
@@ -121,9 +111,9 @@ def parse(data: Any, run: str, source: str) -> Transcript:
             last_response = response_id
         elif "action" in event and source_of == "user" and not transcript.roots:
             content = (event.get("args") or {}).get("content") or event.get("message") or ""
-            transcript.roots.extend(uploaded_roots(text_of(content)))
+            transcript.roots.extend(common.uploaded_roots(common.text_of(content)))
         elif "observation" in event:
-            caused = by_event.get(ident(event.get("cause")) or "")
+            caused = by_event.get(common.ident(event.get("cause")) or "")
             if caused is None:
                 if event.get("observation") == "error" and source_of == "agent":
                     transcript.requests.append(len(transcript.steps))
@@ -137,13 +127,13 @@ def parse(data: Any, run: str, source: str) -> Transcript:
 
 
 def _observe(step: Step, event: dict[str, Any]) -> None:
-    step.observation = text_of(event.get("content"))
+    step.observation = common.text_of(event.get("content"))
     extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
     assert isinstance(extras, dict)
     if step.tool == "bash":
         meta = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
         assert isinstance(meta, dict)
-        step.exit_code = as_int(meta.get("exit_code", extras.get("exit_code")))
+        step.exit_code = common.as_int(meta.get("exit_code", extras.get("exit_code")))
         step.cwd_after = meta.get("working_dir") or None
         suffix = meta.get("suffix")
         if isinstance(suffix, str) and suffix and step.observation.endswith(suffix):
