@@ -5,10 +5,11 @@ each is copied a few times on its way (joined, encoded, framed). glibc's malloc 
 blocks with fresh ``mmap`` pages (or trims them off the heap again when they are freed),
 so every copy faults its pages in anew: 0.8 ms for one 500 KB string on the benchmark
 machine, against 0.04 ms when the pages are reused, which was a third of an unchanged
-``policy: all`` answer over stdio. The server and the proxy (``cli``) ask glibc once, at
-start, to serve blocks under ``MMAP_BELOW`` from the heap and to keep up to ``TRIM_ABOVE``
-of free heap before giving it back: a bounded amount of memory held, in exchange for no
-page faults on the hot path. Elsewhere (no glibc, no ``mallopt``) nothing changes.
+``policy: all`` answer over stdio. The server (``server.app.serve``) and the proxy
+(``proxy.serve.running_proxy``, so ``run`` and ``proxies`` too) ask glibc once, at start,
+to serve blocks under ``MMAP_BELOW`` from the heap and to keep up to ``TRIM_ABOVE`` of
+free heap before giving it back: a bounded amount of memory held, in exchange for no page
+faults on the hot path. Elsewhere (no glibc, no ``mallopt``) nothing changes.
 """
 
 from __future__ import annotations
