@@ -161,11 +161,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="accept clients on unix:PATH or tcp:127.0.0.1:PORT (default: a Unix socket "
         "in the state dir); writes endpoint.json",
     )
-    serve.add_argument(
-        "--state-dir",
-        default=None,
-        help=STATE_DIR_HELP,
-    )
+    state_dir_argument(serve)
     serve.add_argument("--no-watch", action="store_true", help="do not watch the root for writes")
     serve.add_argument("--log-level", default="WARNING", help="logging level on stderr")
     serve.add_argument(
