@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from fresh_ls.toolcalls.agents import Searched, Seen, ToolCall, Wrote, recognize
-from fresh_ls.toolcalls.searches import line_ranges, shown_text
+from fresh_ls.toolcalls.searches import _SPECS, line_ranges, shown_text
 
 CWD = "/ws"
 FILES = {
@@ -348,3 +348,13 @@ def test_ranges_and_text_for_observe() -> None:
     found = S("f.py", (1, "a"), (2, "b"), (4, "d"), (7, "g"), (8, "h"))
     assert line_ranges(found) == [(1, 2), (4, 4), (7, 8)]
     assert shown_text(found) == "a\nb\nd\ng\nh\n"
+
+
+@pytest.mark.parametrize("tool", sorted(_SPECS))
+def test_flags_and_valued_options_are_disjoint(tool: str) -> None:
+    # the option walk tries a name as a flag before as a valued option: a name in both
+    # would be read as a flag and its value as an operand (``--include '*.py'``: a file to
+    # search)
+    spec = _SPECS[tool]
+    assert spec.flags and spec.valued
+    assert spec.flags.isdisjoint(spec.valued), sorted(spec.flags & spec.valued)
