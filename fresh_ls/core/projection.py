@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from fresh_ls.core.anchors import label_for, unit_id
 from fresh_ls.core.model import UnitAssessment, View, ViewAssessment
@@ -169,10 +169,55 @@ class SourceSlices:
     afresh, so what is kept stays bounded by the current files."""
 
     MAX_RANGES_PER_FILE = 4096
+    #: Views whose candidates and marker are kept (``candidates``, ``marker``); past it the
+    #: memo starts afresh.
+    MAX_VIEWS = 65536
 
     def __init__(self) -> None:
         self._ranges: dict[str, tuple[str, dict[tuple[int, int], list[object]]]] = {}
         self._pieces: dict[str, tuple[str, dict[str, list[Entry]]]] = {}
+        self._candidates: dict[
+            tuple[str, str], tuple[ViewAssessment, Source, bool, list[_Step]]
+        ] = {}
+        self._markers: dict[tuple[str, str], tuple[View, tuple[object, ...], str]] = {}
+
+    def candidates(self, a: ViewAssessment, source: Source, own_lines: bool) -> list[_Step]:
+        """What each unit of ``a`` offers a plan, kept per view while its assessment (one
+        per view and content: ``Engine._assess``) and its file's source are the very same
+        objects: after an edit of one file, the views of the other 100 cost a plan no
+        entry, slice or size again. Planning never changes what it is given."""
+        key = (a.view.session, a.view.view_id)
+        kept = self._candidates.get(key)
+        if kept is not None and kept[0] is a and kept[1] is source and kept[2] == own_lines:
+            return kept[3]
+        steps = [_step(a.view, ua, source, self, own_lines) for ua in a.units]
+        if len(self._candidates) >= self.MAX_VIEWS:
+            self._candidates.clear()
+        self._candidates[key] = (a, source, own_lines, steps)
+        return steps
+
+    def drop(self, session: str) -> None:
+        """Forget what is kept for ``session``'s views (the session is forgotten)."""
+        for kept in (self._candidates, self._markers):
+            for key in [k for k in kept if k[0] == session]:
+                del kept[key]
+
+    def marker(self, view: View, labels: list[str], omissions: list[Omission]) -> str:
+        """``marker_text(view, labels, omissions)``, kept per view for the same view
+        object, labels and omissions (what the text is a function of)."""
+        said = (
+            tuple(labels),
+            tuple((om.unit_id, om.reason, om.bytes, om.name, om.kind) for om in omissions),
+        )
+        key = (view.session, view.view_id)
+        kept = self._markers.get(key)
+        if kept is not None and kept[0] is view and kept[1] == said:
+            return kept[2]
+        text = marker_text(view, labels, omissions)
+        if len(self._markers) >= self.MAX_VIEWS:
+            self._markers.clear()
+        self._markers[key] = (view, said, text)
+        return text
 
     def memo(self, source: Source, first: int, last: int) -> list[object]:
         """``[text, UTF-8 size, SHA-256 or None]`` of lines ``first..last``."""
@@ -441,6 +486,30 @@ def _candidate(
     return slices.entry(source, view.path, u.unit_id, first, last, kind, ua.status), kind == "file"
 
 
+class _Step(NamedTuple):
+    """What one unit of a view offers a plan: nothing (``entry`` None: it is omitted with
+    its status), its own lines (``own``, anchored placement), or its current code whole
+    (``entry``; a whole file, ``whole_file``, falls back to its top-level pieces)."""
+
+    ua: UnitAssessment
+    entry: Entry | None
+    whole_file: bool = False
+    own: list[Entry] | None = None
+
+
+def _step(
+    view: View, ua: UnitAssessment, source: Source, slices: SourceSlices, own_lines: bool
+) -> _Step:
+    if ua.serve is None:
+        return _Step(ua, None)
+    if own_lines and ua.unit.kind == "symbol":
+        own = _own_line_entries(view, ua, source, slices)
+        if own is not None:
+            return _Step(ua, None, False, own)
+    entry, whole_file = _candidate(view, ua, source, slices)
+    return _Step(ua, entry, whole_file)
+
+
 def plan(
     assessments: list[ViewAssessment],
     sources: dict[str, Source],
@@ -493,15 +562,11 @@ def plan(
         mine: list[tuple[str, int, int]] = []
         served[vid] = mine
         source = sources.get(path)
-        for ua in a.units:
-            if ua.serve is None or source is None:
+        if source is None:
+            for ua in a.units:
                 omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
-                continue
-            own = (
-                _own_line_entries(a.view, ua, source, slices)
-                if own_lines and ua.unit.kind == "symbol"
-                else None
-            )
+            continue
+        for ua, entry, whole_file, own in slices.candidates(a, source, own_lines):
             if own is not None:
                 for piece in own:
                     if sel.try_add(piece, vid):
@@ -510,7 +575,9 @@ def plan(
                         omit(vid, piece.unit_id, path, "over-budget", piece.name,
                              piece.bytes, "symbol")  # fmt: skip
                 continue
-            entry, whole_file = _candidate(a.view, ua, source, slices)
+            if entry is None:
+                omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
+                continue
             if sel.try_add(entry, vid):
                 mine.append((path, entry.first_line, entry.last_line))
                 continue
@@ -549,7 +616,7 @@ def plan(
             label = label_for(host.entry.unit_id)
             if label not in found:
                 found.append(label)
-        markers.append(Marker(vid, marker_text(a.view, found, missing.get(vid, []))))
+        markers.append(Marker(vid, slices.marker(a.view, found, missing.get(vid, []))))
     rendered = "".join(e.rendered() for e in entries)
     return Projection(
         entries, list(omitted.values()), markers, rendered, utf8_len(rendered), budget_bytes
@@ -711,9 +778,11 @@ class ProjectionCache:
         return projection
 
     def drop(self, session: str) -> None:
-        """Drop the kept projections of ``session`` (forgotten: none of them is asked again)."""
+        """Drop the kept projections of ``session`` and what its views keep in ``slices``
+        (forgotten: none of them is asked again)."""
         for where in [w for w in self._kept if w[0] == session]:
             del self._kept[where]
+        self.slices.drop(session)
 
     def forget(self) -> None:
         """Drop every kept projection (the texts of files stay, keyed by their content)."""

@@ -283,6 +283,24 @@ class Engine:
         assessed[view.view_id] = (sha, view.seq, assessment)
         return assessment
 
+    def _assess_all(
+        self, session: str, views: list[View], content_of: dict[str, str]
+    ) -> list[ViewAssessment]:
+        """``_assess`` of each of ``session``'s ``views`` whose files this moment read as
+        ``content_of`` (``_content_key``): a kept assessment is taken in one loop, without
+        ``_assess``'s layers per view (after an edit of one file, the views of the other
+        100 are all kept ones); the rest go through ``_assess``."""
+        found = self.sessions.get(session)  # none: no views either (never made on a read)
+        kept = found.assessed if found is not None else {}
+        out = []
+        for v in views:
+            cached = kept.get(v.view_id)
+            if cached is not None and cached[1] == v.seq and cached[0] == content_of[v.path]:
+                out.append(cached[2])
+            else:
+                out.append(self._assess(v))
+        return out
+
     def _renew(self, view: View) -> None:
         """Put ``view`` in place of the view of the same id (a tool result patched in place
         shows other lines now: ``fresh_ls.engine.anchored``); the caller stores it."""
@@ -397,8 +415,11 @@ class Engine:
         every model request: its files' unchanged stats are taken in one loop first
         (``_read_unchanged``), and no protocol object is built per view."""
         views = self._session_views(p.session, p.view_ids)
-        self._read_unchanged(list(dict.fromkeys(v.path for v in views)))
-        return wire.statuses_json([(v.view_id, self._assess(v).status) for v in views])
+        paths = list(dict.fromkeys(v.path for v in views))
+        self._read_unchanged(paths)
+        content_of = {path: _content_key(self._read(path)) for path in paths}
+        assessed = self._assess_all(p.session, views, content_of)
+        return wire.statuses_json([(a.view.view_id, a.status) for a in assessed])
 
     async def project(
         self, p: proto.ProjectParams, defaults: ProjectDefaults = ProjectDefaults()
@@ -466,7 +487,7 @@ class Engine:
         )
         if kept is not None:
             return kept, views
-        assessed = [self._assess(v) for v in views]
+        assessed = self._assess_all(p.session, views, dict(zip(paths, contents, strict=True)))
         return self._plan(p.session, assessed, budget, policy, p.view_ids, contents=contents), views
 
     def _plan(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fresh_ls.core.anchors import anchor_view
 from fresh_ls.core.model import View
-from fresh_ls.core.projection import plan
+from fresh_ls.core.projection import SourceSlices, plan
 from fresh_ls.core.sources import Source
 from fresh_ls.core.staleness import assess_view
 
@@ -123,3 +123,24 @@ def test_deleted_unit_is_omitted_with_reason() -> None:
     assert p.entries == []
     assert [(o.name, o.reason) for o in p.omitted] == [("helper", "deleted")]
     assert "deleted" in p.markers[0].text and "again" in p.markers[0].text
+
+
+def test_a_view_observed_again_under_its_id_gets_its_own_marker_and_candidates() -> None:
+    """What ``SourceSlices`` keeps per view id follows the view: the same id observed again
+    over other lines (a new View, a new assessment) is planned and marked as itself."""
+    text = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
+    before = Source.from_text("m.py", text)
+    after = Source.from_text("m.py", text.replace("return", "return  "))
+
+    def view(first: int, last: int, seq: int) -> View:
+        observed = before.lines[first - 1 : last]
+        units = anchor_view("m.py", before, first, last, observed, False)
+        return View("s", "v1", "m.py", first, last, "read", seq, "".join(observed), "", units)
+
+    slices = SourceSlices()
+    for v in (view(1, 1, 1), view(1, 2, 2)):  # one unit, one label: only the lines differ
+        shared = plan([assess_view(v, after)], {"m.py": after}, policy="all", slices=slices)
+        alone = plan([assess_view(v, after)], {"m.py": after}, policy="all")
+        assert [m.text for m in shared.markers] == [m.text for m in alone.markers]
+        assert shared.rendered == alone.rendered
+        assert f"lines {v.first_line}-{v.last_line}" in shared.markers[0].text

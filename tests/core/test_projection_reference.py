@@ -500,6 +500,15 @@ def test_fast_plan_equals_reference_on_real_views_after_edits(data: st.DataObjec
     budget = data.draw(st.one_of(st.integers(0, 3000), st.just(DEFAULT_BUDGET_BYTES)))
     for policy in ("all", "stale"):
         assert_same(assessments, dict(now), budget, policy)
+    # One SourceSlices across the edit, as the engine keeps it: what it remembers per view
+    # (candidates, markers) must follow each view's new assessment and its file's new source.
+    before = {p: Source.from_text(p, t) for p, t in texts.items()}
+    slices = SourceSlices()
+    for policy in ("all", "stale"):
+        assert_same([assess_view(v, before[v.path]) for v in views], before, budget, policy,
+                    slices=slices)  # fmt: skip
+        assert_same(assessments, dict(now), budget, policy, slices=slices)
+        assert_same(assessments, dict(now), budget, policy, slices=slices)
 
 
 def test_equal_and_partly_overlapping_hosts_follow_the_walk_order() -> None:
