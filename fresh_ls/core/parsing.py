@@ -33,6 +33,7 @@ from fresh_ls.core.symbols import (
     build_definitions,
     collect_raw,
 )
+from fresh_ls.core.text import common_ends
 
 #: The longest one parse may take (seconds); content whose parse takes longer is served
 #: as one ``file`` unit. A normal 100,000-line file parses in well under a second.
@@ -108,25 +109,8 @@ def single_edit(old: bytes, new: bytes) -> ByteEdit | None:
     """The one span that turns ``old`` into ``new`` (None when they are equal)."""
     if old == new:
         return None
-    limit = min(len(old), len(new))
-    start = 0
-    # Compare in chunks first: a byte loop over a 200 KB file would dominate the reparse.
-    chunk = 4096
-    while start + chunk <= limit and old[start : start + chunk] == new[start : start + chunk]:
-        start += chunk
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while (
-        end_old - chunk >= start
-        and end_new - chunk >= start
-        and old[end_old - chunk : end_old] == new[end_new - chunk : end_new]
-    ):
-        end_old -= chunk
-        end_new -= chunk
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
+    head, tail = common_ends(old, new)  # a byte loop over 200 KB would cost a millisecond
+    start, end_old, end_new = head, len(old) - tail, len(new) - tail
     return ByteEdit(
         start_byte=start,
         old_end_byte=end_old,

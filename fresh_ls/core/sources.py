@@ -21,7 +21,7 @@ from pathlib import Path
 from fresh_ls.core.parsing import DefinitionIndex
 from fresh_ls.core.paths import split_also
 from fresh_ls.core.symbols import Definition
-from fresh_ls.core.text import sha256_bytes, split_lines
+from fresh_ls.core.text import sha256_bytes, split_lines, split_lines_after
 
 #: Larger files are refused as unreadable (-32011): an agent's view of them is a slice,
 #: and hashing and parsing them on every request would stall every client.
@@ -352,7 +352,13 @@ class SourceTable:
         else:
             text = decode_source(rel_path, data)
             defs = self.index.definitions(rel_path, data, sha)
-            source = Source(rel_path, text, sha, len(data), defs, split_lines(text))
+            # An edited file is split again only between the lines it kept at each end.
+            lines = (
+                split_lines(text)
+                if cached is None
+                else split_lines_after(cached.source.text, cached.source.lines, text)
+            )
+            source = Source(rel_path, text, sha, len(data), defs, lines)
         self._cache[rel_path] = _Cached(key, read_at, source)
         return source
 
