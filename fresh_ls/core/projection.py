@@ -147,6 +147,10 @@ class Projection:
     wire: Any = field(default=None, compare=False, repr=False)
     #: ``wire`` as JSON text, without its opening brace (``planId`` goes first per answer).
     wire_json: str | None = field(default=None, compare=False, repr=False)
+    #: What the engine keeps of each answer of this projection for ``fresh/commit``, made
+    #: once: (the views it was asked for, the rows of its entries, the views it left in
+    #: place) (``Engine._project_end``).
+    kept_for_commit: Any = field(default=None, compare=False, repr=False)
 
 
 def render(entries: list[Entry]) -> str:

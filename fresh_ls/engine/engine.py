@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import operator
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -439,11 +440,7 @@ class Engine:
         if p.placement != proto.Placement.ANCHORED:
             with self._moment():
                 projection, views = self._project_end(p, budget, policy)
-                plan_id = self._keep_plan(
-                    p.session,
-                    [(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries],
-                    _left_in_place(views, projection),
-                )
+                plan_id = self._keep_plan(p.session, *_kept_for_commit(views, projection))
             return wire.project_json(plan_id, projection, defaults.leave_out)
         with self._moment():
             views = self._session_views(p.session, p.view_ids)
@@ -474,13 +471,22 @@ class Engine:
         was planned from, it is that one (``ProjectionCache.recall``) and no view is
         assessed again. Otherwise the views are assessed and planned."""
         views = self._session_views(p.session, p.view_ids)
-        paths = list(dict.fromkeys(v.path for v in views))
+        found = self.sessions.get(p.session)
+        paths = (  # the session's own list is kept until a view comes or goes
+            list(found.paths())
+            if p.view_ids is None and found is not None
+            else list(dict.fromkeys(v.path for v in views))
+        )
         self._read_unchanged(paths)
         contents = tuple(_content_key(self._read(path)) for path in paths)
-        dirty = frozenset(  # as ``_plan`` finds them: among the files that could be read
-            path
-            for path, content in zip(paths, contents, strict=True)
-            if not content.startswith("!") and self.editor_dirty(path)
+        dirty = (
+            frozenset(  # as ``_plan`` finds them: among the files that could be read
+                path
+                for path, content in zip(paths, contents, strict=True)
+                if not content.startswith("!") and self.editor_dirty(path)
+            )
+            if self._buffers
+            else frozenset()
         )
         kept = self.projections.recall(
             p.session, views, contents, budget, policy, dirty, p.view_ids
@@ -918,6 +924,21 @@ def _left_in_place(views: list[View], projection: proj.Projection) -> list[str]:
     """The views of a plan that got no marker: the request still carries their tool results."""
     marked = {m.view_id for m in projection.markers}
     return [v.view_id for v in views if v.view_id not in marked]
+
+
+def _kept_for_commit(
+    views: list[View], projection: proj.Projection
+) -> tuple[list[tuple[str, int, int, str]], list[str]]:
+    """What ``fresh/commit`` re-checks of this answer: each entry's path, lines and
+    SHA-256, and the views left in place. A kept projection answered again for the very
+    same views (by identity: ``ProjectionCache.recall``) gives the same, made once."""
+    kept = projection.kept_for_commit
+    if kept is not None and len(kept[0]) == len(views) and all(map(operator.is_, kept[0], views)):
+        return kept[1], kept[2]
+    rows = [(e.path, e.first_line, e.last_line, e.sha256) for e in projection.entries]
+    left = _left_in_place(views, projection)
+    projection.kept_for_commit = (list(views), rows, left)
+    return rows, left
 
 
 @dataclass(slots=True)
