@@ -72,8 +72,9 @@ class _StreamWriter:
         self.write_parts((data,))
 
     def write_parts(self, parts: Sequence[bytes]) -> None:
-        """One message in pieces, each handed to the transport as it is (it sends what the
-        socket takes at once and keeps only the rest): never joined into one copy first."""
+        """One message in pieces, joined and handed to the transport in one ``write``: one
+        ``send`` for the whole frame, so the peer is never woken for a frame's head alone
+        (Python 3.11's ``writelines`` joins them the same way)."""
         if self._w.is_closing():
             return
         if self._w.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
@@ -83,8 +84,7 @@ class _StreamWriter:
             )
             self._w.close()
             return
-        for part in parts:
-            self._w.write(part)
+        self._w.write(parts[0] if len(parts) == 1 else b"".join(parts))
 
     def close(self) -> None:
         self._w.close()

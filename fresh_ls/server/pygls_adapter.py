@@ -7,10 +7,10 @@ insides: ``_send_response`` and ``_send_data``, the writer's ``_include_headers`
 ``_result_types`` book, ``_serialize_message``, ``_shutdown``, the protocol's ``_server``
 (and its ``_report_server_error``), the feature table ``fm.features``, and for requests
 answered from their own task (``serve_request``) the ``_ctx_msg_id`` variable and the
-``_request_futures`` that ``$/cancelRequest`` cancels. Nothing else in fresh-ls touches them; each has a
-public name here, and tests/server/test_pygls_adapter.py checks, for the installed pygls,
-that every one still exists and behaves as used. A pygls upgrade outside ``TESTED`` fails
-that test first, by name, instead of some connection later.
+``_request_futures`` that ``$/cancelRequest`` cancels. Nothing else in fresh-ls touches
+them; each has a public name here, and tests/server/test_pygls_adapter.py checks, for the
+installed pygls, that every one still exists and behaves as used. A pygls upgrade outside
+``TESTED`` fails that test first, by name, instead of some connection later.
 
 The read loop lives here too: fresh-ls reads frames itself (``FrameReader``) in place of
 pygls's ``start_io``/``start_async`` and hands each body to a dispatch function.
