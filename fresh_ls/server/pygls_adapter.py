@@ -161,29 +161,30 @@ class AdaptedProtocol(LanguageServerProtocol):
             result = await handler(params)
         except asyncio.CancelledError:
             self._request_futures.pop(msg_id, None)
-            self.answer(
-                msg_id,
-                error=JsonRpcRequestCancelled(
-                    f'Request with id "{msg_id}" is canceled'
-                ).to_response_error(),
-            )
+            cancelled = JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled')
+            self._answer_or_log(msg_id, error=cancelled.to_response_error())
             raise
         except JsonRpcException as exc:
             self._request_futures.pop(msg_id, None)
-            self.answer(msg_id, error=exc.to_response_error())
+            self._answer_or_log(msg_id, error=exc.to_response_error())
             self._server._report_server_error(exc, FeatureRequestError)
         except Exception:
             self._request_futures.pop(msg_id, None)
             error = JsonRpcInternalError.of(sys.exc_info())
             log.exception('Exception occurred for message "%s"', msg_id)
-            self.answer(msg_id, error=error.to_response_error())
+            self._answer_or_log(msg_id, error=error.to_response_error())
             self._server._report_server_error(error, FeatureRequestError)
         else:
             self._request_futures.pop(msg_id, None)
-            try:
-                self.answer(msg_id, result)
-            except Exception:  # pygls's callback reported a failed send the same way
-                log.exception('Exception occurred for message "%s"', msg_id)
+            self._answer_or_log(msg_id, result)
+
+    def _answer_or_log(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """``answer``, and a send that fails (a peer gone: a broken pipe) only logged, as
+        pygls's done-callback logged it, never left in the task for the loop to report."""
+        try:
+            self.answer(msg_id, result, error)
+        except Exception:
+            log.exception('Exception occurred for message "%s"', msg_id)
 
     # -- receiving -------------------------------------------------------------------------
 

@@ -227,3 +227,25 @@ def test_write_parts_frames_the_whole_body() -> None:
     protocol.send_json_answer(7, '{"b": "\\u00e9"}')
     assert writer.messages() == [{"a": [1, 2]}]
     assert many.messages() == [{"jsonrpc": "2.0", "id": 7, "result": {"b": "\u00e9"}}]
+
+
+async def test_a_failed_send_is_logged_not_left_in_the_task(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    protocol, _, _ = _protocol()
+
+    class Gone(_Writer):
+        def write(self, data: bytes) -> None:
+            raise BrokenPipeError("the peer is gone")
+
+    protocol.set_writer(Gone())
+
+    async def ok(params: Any) -> Any:
+        return {"a": 1}
+
+    protocol.serve_request(1, ok, None)
+    (task,) = protocol._request_futures.values()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert task.done() and task.exception() is None  # type: ignore[attr-defined]
+    assert "the peer is gone" in caplog.text
