@@ -19,13 +19,13 @@ Two situations, each timed interleaved with the naive loop, in process and over 
   is far longer than the gap).
 
 * ours, in process: ``Engine.project`` (``policy: all``), the JSON text the server sends.
-* ours, over stdio: ``fresh/project`` through ``SyncClient.spawn(root)``, the contract's
-  whole answer (every client that asks nothing else gets it);
-* ours, over stdio, lean: a second server whose client declared the experimental capability
-  ``freshLs.projectLeavesOut: ["rendered"]`` at ``initialize``: the answer comes without
-  ``rendered`` (each entry's header and text carried once, not twice), and the client
-  rebuilds ``rendered`` from the entries (timed: the figure is what a client has in hand
-  after decoding, the whole answer again);
+* ours, over stdio: ``fresh/project`` from a client that declares nothing at
+  ``initialize``: the contract's whole answer on the wire (what every such client gets);
+* ours, over stdio, lean: a second server, asked through ``SyncClient.spawn(root)``: the
+  Python client declares the experimental capability ``freshLs.projectLeavesOut:
+  ["rendered"]``, so the answer comes without ``rendered`` (each entry's header and text
+  carried once, not twice), and it rebuilds ``rendered`` from the entries (timed: the
+  figure is what its caller has in hand, the whole answer again);
 * naive: per request, re-read every observed file, fully re-parse it with tree-sitter,
   split it into lines, compare each view's observed lines and join each view's current
   lines (no dedup, no budget, no markers): a lower bound of a naive ``policy: all``.
@@ -47,6 +47,7 @@ from typing import Any
 
 import _common as C
 
+import fresh_ls.client as client_module
 from fresh_ls.client import SyncClient, initialize_params
 from fresh_ls.core import jsonload
 from fresh_ls.core.languages import get_parser, language_for_path
@@ -140,19 +141,14 @@ class Naive:
         return stale, "".join(out)
 
 
-#: The experimental capability of the lean client (``fresh_ls.server.connection``).
-LEAN_CAPABILITIES = {"experimental": {"freshLs": {"projectLeavesOut": ["rendered"]}}}
-
-
-def lean_client(root: Path, state_dir: Path) -> SyncClient:
-    """A stdio server of its own (another state dir: one server per state dir) whose client
-    declared that it rebuilds ``rendered`` from the entries."""
-    argv = [sys.executable, "-P", "-m", "fresh_ls", "serve", "--root", str(root), "--stdio",
-            "--state-dir", str(state_dir)]  # fmt: skip
+def whole_client(root: Path) -> SyncClient:
+    """A stdio server whose client declares no capability: the contract's whole answer on
+    the wire (the Python client declares ``projectLeavesOut``, ``fresh_ls.client``)."""
+    argv = [sys.executable, "-P", "-m", "fresh_ls", "serve", "--root", str(root), "--stdio"]
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert proc.stdin is not None and proc.stdout is not None
     client = SyncClient(proc.stdout, proc.stdin, proc)
-    params = {**initialize_params(None, None, None), "capabilities": LEAN_CAPABILITIES}
+    params = {**initialize_params(None, None, None), "capabilities": {}}
     client._call("initialize", params)
     client.notify("initialized", {})
     return client
@@ -214,8 +210,10 @@ async def _scenario(reps: int) -> dict[str, Any]:
             (root / BIG).write_text("".join(lines), "utf-8")
 
         engine = await Engine.open(root, Path(tmp) / "state")
-        client = SyncClient.spawn(root, python=sys.executable)
-        lean = lean_client(root, Path(tmp) / "state-lean")
+        client = whole_client(root)
+        lean = SyncClient.spawn(
+            root, python=sys.executable, extra_args=["--state-dir", str(Path(tmp) / "state-lean")]
+        )
         try:
 
             async def observe(these: list[ViewSpec]) -> None:
@@ -245,8 +243,14 @@ async def _scenario(reps: int) -> dict[str, Any]:
             a, b = json.loads(ours()), wire()
             _check(a, root, len(views))
             assert _same(a, b), "in process and over stdio disagree"
-            raw_lean = lean.project(SESSION, policy="all")
+            keep = client_module.with_rendered  # the answer as it came, for its size
+            client_module.with_rendered = lambda result: None
+            try:
+                raw_lean = lean.project(SESSION, policy="all")
+            finally:
+                client_module.with_rendered = keep
             assert "rendered" not in raw_lean, "the lean server sent rendered"
+            assert "rendered" in client.project(SESSION, policy="all"), "whole answer cut"
             lean_bytes = len(json.dumps(raw_lean).encode("utf-8"))
             assert _same(a, with_rendered(raw_lean)), "the lean answer made whole differs"
             assert naive.project()[0] == []

@@ -56,6 +56,7 @@ IN_PROCESS = (
     "server/test_lsp_converter.py",
     "server/test_project_leaves_out.py",
     "server/test_pygls_adapter.py",
+    "server/test_write_all.py",
     "toolcalls/test_searches.py",
     "client/test_client_core.py",
     "engine/test_store.py",

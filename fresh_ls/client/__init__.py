@@ -54,6 +54,7 @@ from fresh_ls.client.requests import Requests, wire_params
 from fresh_ls.core.jsonload import loads_own
 from fresh_ls.framing import LINE, FrameError, encode_frame, frame_steps
 from fresh_ls.launch import python_command
+from fresh_ls.methods import PROJECT
 from fresh_ls.statedir import ENDPOINT_FILE, STATE_DIR_NAME, connect_endpoint, endpoint_target
 
 if TYPE_CHECKING:  # AsyncClient imports asyncio itself: SyncClient callers skip its cost
@@ -155,12 +156,25 @@ Result = dict[str, Any]
 """A request's result as the contract (docs/protocol.md) describes it."""
 
 
+#: What this client declares at ``initialize`` (LSP's ``capabilities.experimental``, the
+#: server's ``freshLs.projectLeavesOut``, fresh_ls/server/connection.py): its
+#: ``fresh/project`` answers may come without ``rendered``, which ``ClientCore.receive``
+#: rebuilds from the entries as the contract frames them, so every caller still gets the
+#: contract's whole answer. The server then encodes and writes, and this client decodes,
+#: each entry's header and text once, not twice (136 KB of a 502 KB ``policy: all``
+#: answer). A server that does not know the capability sends the whole answer, taken as it is.
+PROJECT_LEAVES_OUT = ("rendered",)
+
+
 def initialize_params(token: str | None, budget_bytes: int | None, policy: str | None) -> Any:
-    """The params of ``initialize``: the token (for a listening endpoint) and the defaults."""
+    """The params of ``initialize``: the token (for a listening endpoint), the defaults and
+    the client's capabilities (``PROJECT_LEAVES_OUT``)."""
     return {
         "processId": os.getpid(),
         "rootUri": None,
-        "capabilities": {},
+        "capabilities": {
+            "experimental": {"freshLs": {"projectLeavesOut": list(PROJECT_LEAVES_OUT)}}
+        },
         "initializationOptions": wire_params(
             {"token": token, "budget_bytes": budget_bytes, "policy": policy}
         ),
@@ -266,7 +280,33 @@ class ClientCore:
         if not isinstance(msg_id, int) or msg_id not in self._pending:
             return None
         method, waiter = self._pending.pop(msg_id)
+        if method == PROJECT:
+            with_rendered(message.get("result"))
         return Answer(msg_id, method, message, waiter)
+
+
+def with_rendered(result: Any) -> None:
+    """A ``fresh/project`` answer that came without ``rendered`` (``PROJECT_LEAVES_OUT``) made
+    whole again, in place: every entry's header, a line feed, its text, and a line feed when
+    the text does not end with one, in the entries' order (the contract's framing, as the
+    server renders it); ``rendered`` goes last, where the whole answer has it. Any other
+    answer is left as it is."""
+    if isinstance(result, dict) and "rendered" not in result:
+        entries = result.get("entries")
+        if isinstance(entries, list) and all(
+            isinstance(e, dict)
+            and isinstance(e.get("header"), str)
+            and isinstance(e.get("text"), str)
+            for e in entries
+        ):
+            result["rendered"] = "".join(
+                [
+                    f"{e['header']}\n{e['text']}"
+                    if e["text"].endswith("\n")
+                    else f"{e['header']}\n{e['text']}\n"
+                    for e in entries
+                ]
+            )
 
 
 def _encode(message: dict[str, Any]) -> bytes:

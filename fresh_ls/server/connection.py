@@ -111,6 +111,10 @@ class FreshProtocol(AdaptedProtocol):
         #: Requests answered before pygls loaded (``fresh_ls.server.handshake``), by id:
         #: the result sent. pygls's own answer to them is compared with it, never sent.
         self.answered_early: dict[Any, Any] = {}
+        #: fresh-ls's own coroutine handlers by method, found once (``handle_message``).
+        self._own_handlers: dict[str, Callable[[Any], Awaitable[Any]]] = {}
+        #: Notification handlers still running: a task needs a reference while it runs.
+        self._notifications: set[asyncio.Future[Any]] = set()
 
     def already_answered(self, msg_id: Any, value: Any, error: Any = None) -> bool:
         """Whether ``msg_id`` was answered early; if so, log how pygls's answer differs."""
@@ -184,20 +188,31 @@ class FreshProtocol(AdaptedProtocol):
         self.send_json_answer(msg_id, text)
 
     def handle_message(self, message: Any) -> None:
-        """fresh-ls's own requests and notifications (typed by ``structure_own``) go
-        straight to pygls's handling of their kind, as pygls itself would send them: its
-        ``isinstance`` checks against runtime-checkable Protocols cost 15 us a message, more
-        than the rest of the dispatch. A server shutting down goes the full way (it answers
-        or drops them)."""
+        """fresh-ls's own requests and notifications (typed by ``structure_own``) skip
+        pygls's handling: its ``isinstance`` checks against runtime-checkable Protocols
+        (15 us a message), its handler lookup, and for a request the task's done-callback
+        that sent the answer one turn of the event loop after the handler ended
+        (``serve_request`` answers from the task itself). A notification's handler runs in
+        its own task, as pygls runs it. A server shutting down goes the full way (it answers
+        or drops them), and so does a method without a handler of its own."""
         kind = type(message)
         if (kind is RawRequest or kind is RawNotification) and not (
             self.shut_down or self._shutdown
         ):
+            handler = self._own_handlers.get(message.method)
+            if handler is None:
+                handler = self.user_handler(message.method)
+                if handler is None or not inspect.iscoroutinefunction(handler):
+                    super().handle_message(message)
+                    return
+                self._own_handlers[message.method] = handler
             ctx = contextvars.copy_context()
             if kind is RawRequest:
-                ctx.run(self._handle_request, message.id, message.method, message.params)
+                ctx.run(self.serve_request, message.id, handler, message.params)
             else:
-                ctx.run(self._handle_notification, message.method, message.params)
+                task = ctx.run(asyncio.ensure_future, handler(message.params))
+                self._notifications.add(task)
+                task.add_done_callback(self._notifications.discard)
             return
         super().handle_message(message)
 

@@ -5,10 +5,12 @@ fresh-ls keeps those. What it does not give (reading frames without trusting the
 answering what it would drop, writing a result that is already JSON) needs pygls's
 insides: ``_send_response`` and ``_send_data``, the writer's ``_include_headers``, the
 ``_result_types`` book, ``_serialize_message``, ``_shutdown``, the protocol's ``_server``
-and the feature table ``fm.features``. Nothing else in fresh-ls touches them; each has a
-public name here, and tests/server/test_pygls_adapter.py checks, for the installed pygls,
-that every one still exists and behaves as used. A pygls upgrade outside ``TESTED`` fails
-that test first, by name, instead of some connection later.
+(and its ``_report_server_error``), the feature table ``fm.features``, and for requests
+answered from their own task (``serve_request``) the ``_ctx_msg_id`` variable and the
+``_request_futures`` that ``$/cancelRequest`` cancels. Nothing else in fresh-ls touches
+them; each has a public name here, and tests/server/test_pygls_adapter.py checks, for the
+installed pygls, that every one still exists and behaves as used. A pygls upgrade outside
+``TESTED`` fails that test first, by name, instead of some connection later.
 
 The read loop lives here too: fresh-ls reads frames itself (``FrameReader``) in place of
 pygls's ``start_io``/``start_async`` and hands each body to a dispatch function.
@@ -19,12 +21,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import (
+    FeatureRequestError,
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcRequestCancelled,
+)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 
@@ -93,26 +101,90 @@ class AdaptedProtocol(LanguageServerProtocol):
         super()._send_response(msg_id, result, error)
 
     def send_json_answer(self, msg_id: Any, text: str) -> None:
-        """An answer whose result is already JSON text: written as it is."""
+        """An answer whose result is already JSON text: written as it is. The text is
+        encoded once and written between its envelope's two ends (``write_parts``), not
+        joined with them first: a ``policy: all`` answer is half a megabyte, and each join
+        was one more copy of it."""
         self._result_types.pop(msg_id, None)
-        body = '{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id) + ', "result": ' + text + "}"
-        self.write_body(body.encode("utf-8"))
+        head = b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode("utf-8") + b', "result": '
+        self.write_parts((head, text.encode("utf-8"), b"}"))
 
     def send_message(self, data: dict[str, Any]) -> None:
         """Any message given as plain JSON (an error built before pygls saw the request)."""
         self._send_data(data)
 
+    def _header(self, size: int) -> bytes:
+        return (
+            f"Content-Length: {size}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        ).encode("ascii")
+
     def write_body(self, body: bytes) -> None:
         """What pygls's ``_send_data`` writes for one message, given its encoded body."""
+        self.write_parts((body,))
+
+    def write_parts(self, parts: Sequence[bytes]) -> None:
+        """One message whose body is ``parts`` in order: framed as pygls's ``_send_data``
+        frames it, and handed to a writer that can write several buffers at once
+        (``write_parts``) without joining them; any other writer gets them joined."""
         if self.writer is None:
             return
         if self._include_headers:
-            header = (
-                f"Content-Length: {len(body)}\r\n"
-                f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-            )
-            body = header.encode("ascii") + body
-        self.writer.write(body)
+            size = sum(len(part) for part in parts)
+            parts = (self._header(size) + parts[0], *parts[1:])
+        many = getattr(self.writer, "write_parts", None)
+        if many is not None:
+            many(parts)
+        elif len(parts) == 1:
+            self.writer.write(parts[0])
+        else:
+            self.writer.write(b"".join(parts))
+
+    # -- requests answered without pygls's task bookkeeping ---------------------------------
+
+    def serve_request(self, msg_id: Any, handler: Callable[[Any], Any], params: Any) -> None:
+        """Run the coroutine function ``handler`` for request ``msg_id`` and answer it when
+        it ends, from its own task: as pygls's ``_handle_request`` does (the request's id in
+        the context, the task cancellable by ``$/cancelRequest``, the same answers and error
+        reports), without its done-callback, which sent every answer one turn of the event
+        loop after the handler had finished."""
+        self._ctx_msg_id.set(msg_id)
+        task = asyncio.ensure_future(self._answer_when_done(msg_id, handler, params))
+        if not task.done():
+            # pygls keeps its tasks there too, typed as concurrent futures
+            self._request_futures[msg_id] = task  # type: ignore[assignment]
+
+    async def _answer_when_done(
+        self, msg_id: Any, handler: Callable[[Any], Any], params: Any
+    ) -> None:
+        try:
+            result = await handler(params)
+        except asyncio.CancelledError:
+            self._request_futures.pop(msg_id, None)
+            cancelled = JsonRpcRequestCancelled(f'Request with id "{msg_id}" is canceled')
+            self._answer_or_log(msg_id, error=cancelled.to_response_error())
+            raise
+        except JsonRpcException as exc:
+            self._request_futures.pop(msg_id, None)
+            self._answer_or_log(msg_id, error=exc.to_response_error())
+            self._server._report_server_error(exc, FeatureRequestError)
+        except Exception:
+            self._request_futures.pop(msg_id, None)
+            error = JsonRpcInternalError.of(sys.exc_info())
+            log.exception('Exception occurred for message "%s"', msg_id)
+            self._answer_or_log(msg_id, error=error.to_response_error())
+            self._server._report_server_error(error, FeatureRequestError)
+        else:
+            self._request_futures.pop(msg_id, None)
+            self._answer_or_log(msg_id, result)
+
+    def _answer_or_log(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """``answer``, and a send that fails (a peer gone: a broken pipe) only logged, as
+        pygls's done-callback logged it, never left in the task for the loop to report."""
+        try:
+            self.answer(msg_id, result, error)
+        except Exception:
+            log.exception('Exception occurred for message "%s"', msg_id)
 
     # -- receiving -------------------------------------------------------------------------
 

@@ -99,3 +99,39 @@ def test_handshake_sends_the_token_then_initialized() -> None:
     with pytest.raises(StopIteration) as end:
         todo.send(None)
     assert end.value.value == {"capabilities": {}}
+
+
+def test_a_project_answer_without_rendered_is_made_whole() -> None:
+    """The client declares ``projectLeavesOut: ["rendered"]`` and rebuilds ``rendered``
+    from the entries, as the contract frames them, last of the answer's keys; an answer
+    that has it, or of another method, is left as it came."""
+    init = next(handshake(None, None, None))
+    assert init.params["capabilities"] == {
+        "experimental": {"freshLs": {"projectLeavesOut": ["rendered"]}}
+    }
+    entries = [
+        {"header": "[E-1] a.py lines 1-2", "text": "x = 1\ny = 2\n"},
+        {"header": "[E-2] b.py lines 3-3", "text": "no end"},
+        {"header": "[E-3] c.py lines 1-1", "text": "cr\r"},
+    ]
+    lean = {"planId": "p", "entries": entries, "omitted": [], "markers": [], "usedBytes": 0,
+            "budgetBytes": 9}  # fmt: skip
+    core = ClientCore(lambda m: None)
+    msg_id, _ = core.request("fresh/project", {"session": "s"})
+    answer = core.receive({"jsonrpc": "2.0", "id": msg_id, "result": dict(lean)})
+    assert answer is not None
+    got = answer.value()
+    assert list(got) == [*lean, "rendered"]
+    assert got["rendered"] == (
+        "[E-1] a.py lines 1-2\nx = 1\ny = 2\n[E-2] b.py lines 3-3\nno end\n"
+        "[E-3] c.py lines 1-1\ncr\r\n"
+    )
+    empty_id, _ = core.request("fresh/project", {"session": "s"})
+    empty = core.receive({"jsonrpc": "2.0", "id": empty_id, "result": {**lean, "entries": []}})
+    assert empty is not None and empty.value()["rendered"] == ""
+    whole_id, _ = core.request("fresh/project", {"session": "s"})
+    whole = core.receive({"jsonrpc": "2.0", "id": whole_id, "result": {**lean, "rendered": "r"}})
+    assert whole is not None and whole.value()["rendered"] == "r"
+    other_id, _ = core.request("fresh/gate", {"session": "s"})
+    other = core.receive({"jsonrpc": "2.0", "id": other_id, "result": {"entries": entries}})
+    assert other is not None and "rendered" not in other.value()

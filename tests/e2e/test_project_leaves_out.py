@@ -68,3 +68,19 @@ def test_a_client_gets_the_keys_it_reads(tmp_path: Path) -> None:
     # Another client's experimental capabilities change nothing.
     other = _project(root, {"someoneElse": {"projectLeavesOut": ["rendered"]}})
     assert set(other) == set(whole)
+
+
+def test_the_python_client_gets_the_whole_answer(tmp_path: Path) -> None:
+    """The Python client declares ``projectLeavesOut: ["rendered"]`` and rebuilds it: what
+    its callers get is a bare client's whole answer, key for key and in the same order."""
+    from fresh_ls.client import SyncClient
+
+    root = make_workspace(tmp_path / "ws")
+    whole = _project(root, None)
+    with SyncClient.spawn(root, extra_args=["--no-watch"]) as client:
+        client.observe("s", "cart.py", view_id="v1")
+        got = client.project("s", policy="all")
+    assert list(got) == list(whole)
+    assert {k: v for k, v in got.items() if k != "planId"} == {
+        k: v for k, v in whole.items() if k != "planId"
+    }

@@ -71,7 +71,10 @@ def test_installed_pygls_is_a_tested_release() -> None:
 
 def test_private_names_the_adapter_uses_exist() -> None:
     protocol, _, server = _protocol()
-    for name in ("_server", "_shutdown", "_result_types", "_include_headers", "writer", "fm"):
+    for name in (
+        "_server", "_shutdown", "_result_types", "_include_headers", "writer", "fm",
+        "_ctx_msg_id", "_request_futures",
+    ):
         assert hasattr(protocol, name), f"pygls's protocol has no {name} any more"
     for name in ("_send_response", "_send_data", "_serialize_message"):
         assert callable(getattr(JsonRPCProtocol, name, None)), f"pygls lost {name}"
@@ -80,6 +83,7 @@ def test_private_names_the_adapter_uses_exist() -> None:
     ]
     assert list(inspect.signature(JsonRPCProtocol._send_data).parameters) == ["self", "data"]
     assert isinstance(protocol._result_types, dict)
+    assert isinstance(protocol._request_futures, dict)  # what $/cancelRequest cancels
     assert isinstance(protocol.fm.features, dict)
     assert protocol.language_server is server
     assert protocol.shut_down is False
@@ -168,3 +172,80 @@ async def test_read_loop_dispatches_in_order_and_returns_a_broken_frame() -> Non
     )
     assert bodies == [b"{}", b"[1]"]
     assert result is not None and broken == [result]
+
+
+async def test_serve_request_answers_from_the_handlers_task() -> None:
+    """``serve_request``: pygls's answers (a result, a JSON-RPC error, a cancellation, an
+    internal error without its traceback's text) and its bookkeeping (``_request_futures``,
+    the request's id in the context), without the done-callback."""
+    protocol, writer, _ = _protocol()
+    seen_ids: list[Any] = []
+    gate = asyncio.Event()
+
+    async def ok(params: Any) -> Any:
+        seen_ids.append(protocol.msg_id)
+        return {"got": params}
+
+    async def refused(params: Any) -> Any:
+        raise JsonRpcException(code=-32012, message="unknown plan")
+
+    async def broken(params: Any) -> Any:
+        raise ValueError("boom")
+
+    async def waits(params: Any) -> Any:
+        await gate.wait()
+
+    protocol.serve_request(1, ok, 5)
+    protocol.serve_request(2, refused, None)
+    protocol.serve_request(3, broken, None)
+    protocol.serve_request(4, waits, None)
+    await asyncio.sleep(0)
+    assert set(protocol._request_futures) == {4}  # only what still runs can be cancelled
+    protocol._handle_cancel_notification(4)  # what $/cancelRequest does
+    for _ in range(3):
+        await asyncio.sleep(0)
+    first, second, third, fourth = writer.messages()
+    assert seen_ids == [1]
+    assert first == {"jsonrpc": "2.0", "id": 1, "result": {"got": 5}}
+    assert second["id"] == 2 and second["error"]["code"] == -32012
+    assert second["error"]["message"] == "unknown plan"
+    assert third["id"] == 3 and third["error"]["code"] == -32603
+    assert fourth["id"] == 4 and fourth["error"]["code"] == -32800
+    assert protocol._request_futures == {}
+
+
+def test_write_parts_frames_the_whole_body() -> None:
+    protocol, writer, _ = _protocol()
+
+    class Parts(_Writer):
+        def write_parts(self, parts: Any) -> None:
+            self.data += b"".join(parts)
+
+    protocol.write_parts((b'{"a": ', b"[1, 2]", b"}"))  # a writer without write_parts
+    many = Parts()
+    protocol.set_writer(many)
+    protocol.send_json_answer(7, '{"b": "\\u00e9"}')
+    assert writer.messages() == [{"a": [1, 2]}]
+    assert many.messages() == [{"jsonrpc": "2.0", "id": 7, "result": {"b": "\u00e9"}}]
+
+
+async def test_a_failed_send_is_logged_not_left_in_the_task(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    protocol, _, _ = _protocol()
+
+    class Gone(_Writer):
+        def write(self, data: bytes) -> None:
+            raise BrokenPipeError("the peer is gone")
+
+    protocol.set_writer(Gone())
+
+    async def ok(params: Any) -> Any:
+        return {"a": 1}
+
+    protocol.serve_request(1, ok, None)
+    (task,) = protocol._request_futures.values()
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert task.done() and task.exception() is None  # type: ignore[attr-defined]
+    assert "the peer is gone" in caplog.text
