@@ -11,6 +11,7 @@ from fresh_ls.core.languages import language_for_path
 from fresh_ls.core.parsing import DefinitionIndex, single_edit
 from fresh_ls.core.symbols import extract_definitions, parse_definitions
 from fresh_ls.core.text import sha256_bytes
+from tests.core._walks import walked
 
 SEEDS = {
     "m.py": (
@@ -103,18 +104,6 @@ def test_deleting_a_prefix_up_to_leading_whitespace_keeps_each_definition_once()
     assert [d.name for d in defs or []] == ["Cart", "Cart.Add", "Helper"]
 
 
-def _walked_bytes(old: bytes, new: bytes) -> tuple[int, int, int]:
-    """The common head and tail walked byte by byte: what ``single_edit`` bisects."""
-    start = 0
-    while start < min(len(old), len(new)) and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    return start, end_old, end_new
-
-
 @settings(max_examples=500, deadline=None)
 @given(st.binary(max_size=40), st.binary(max_size=40), st.sampled_from([b"", b"x\n" * 3000]))
 def test_single_edit_is_the_walk_of_the_common_head_and_tail(
@@ -126,7 +115,7 @@ def test_single_edit_is_the_walk_of_the_common_head_and_tail(
         assert edit is None
         return
     assert edit is not None
-    start, end_old, end_new = _walked_bytes(old, new)
+    start, end_old, end_new = walked(old, new)
     assert (edit.start_byte, edit.old_end_byte, edit.new_end_byte) == (start, end_old, end_new)
     assert edit.start_point == (old.count(b"\n", 0, start), start - old.rfind(b"\n", 0, start) - 1)
     assert edit.new_end_point[0] == new.count(b"\n", 0, end_new)

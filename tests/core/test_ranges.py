@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from fresh_ls.core.ranges import changed_lines, changed_span, observed_lines, observed_range
 from fresh_ls.core.sources import Source
 from fresh_ls.errors import InvalidParams
+from tests.core._walks import walked
 
 TEXT = "a\nb\nc\nd\n"
 
@@ -54,18 +55,6 @@ def test_changed_lines_are_the_span_between_common_prefix_and_suffix() -> None:
     assert changed_lines(before, Source.from_text("m.txt", "a\nb\nX\nc\nd\n")) == (3, 3)
 
 
-def _walked(a: list[str], b: list[str]) -> tuple[int, int, int]:
-    """The common head and tail walked line by line: what ``changed_span`` bisects."""
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return start, end_a, end_b
-
-
 @settings(max_examples=500, deadline=None)
 @given(
     st.lists(st.sampled_from(["a\n", "b\n", "c\n", "\n"]), max_size=12),
@@ -74,4 +63,4 @@ def _walked(a: list[str], b: list[str]) -> tuple[int, int, int]:
 def test_changed_span_is_the_walk_of_the_common_head_and_tail(a: list[str], b: list[str]) -> None:
     before = Source.from_text("m.txt", "".join(a))
     after = Source.from_text("m.txt", "".join(b))
-    assert changed_span(before, after) == _walked(before.lines, after.lines)
+    assert changed_span(before, after) == walked(before.lines, after.lines)

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fresh_ls.core.text import common_ends, split_lines, split_lines_after
+from tests.core._walks import walked
 
 PIECES = ["a", "bc", "\n", "\r", "\r\n", "é", "\n\n", "\u2028", "x = 1\n"]
 texts = st.lists(st.sampled_from(PIECES), max_size=16).map("".join)
@@ -40,11 +41,7 @@ def test_split_lines_after_an_edit_is_split_lines(case: tuple[str, str], around:
 @settings(max_examples=500, deadline=None)
 @given(texts, texts)
 def test_common_ends_is_the_walk_of_head_and_tail(a: str, b: str) -> None:
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
+    head, end_a, _ = walked(a, b)
+    tail = len(a) - end_a
     assert common_ends(a, b) == (head, tail)
     assert common_ends(list(a), list(b)) == (head, tail)
