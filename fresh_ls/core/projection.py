@@ -60,7 +60,8 @@ class Entry:
 
     @property
     def bytes(self) -> int:
-        size = self._facts()[1]
+        memo = self._memo
+        size = memo[1] if memo is not None and memo[0] is self.text else self._facts()[1]
         assert isinstance(size, int)
         return size
 
@@ -166,6 +167,11 @@ def top_level_pieces(source: Source, status: str) -> list[Entry]:
     return SourceSlices().pieces(source, status)
 
 
+#: What a marker's text is a function of, beside its view: the labels it names and its
+#: omissions (id, reason, size, name, kind).
+_MarkerInputs = tuple[list[str], list[tuple[str, str, int | None, str | None, str]]]
+
+
 class SourceSlices:
     """Text, UTF-8 size and SHA-256 of line ranges of sources, and their top-level pieces,
     kept per path for one content (by its SHA-256): a file that did not change costs no
@@ -183,7 +189,7 @@ class SourceSlices:
         self._candidates: dict[
             tuple[str, str], tuple[ViewAssessment, Source, bool, list[_Step]]
         ] = {}
-        self._markers: dict[tuple[str, str], tuple[View, tuple[object, ...], str]] = {}
+        self._markers: dict[tuple[str, str], tuple[View, _MarkerInputs, str]] = {}
 
     def candidates(self, a: ViewAssessment, source: Source, own_lines: bool) -> list[_Step]:
         """What each unit of ``a`` offers a plan, kept per view while its assessment (one
@@ -208,10 +214,11 @@ class SourceSlices:
 
     def marker(self, view: View, labels: list[str], omissions: list[Omission]) -> str:
         """``marker_text(view, labels, omissions)``, kept per view for the same view
-        object, labels and omissions (what the text is a function of)."""
-        said = (
-            tuple(labels),
-            tuple((om.unit_id, om.reason, om.bytes, om.name, om.kind) for om in omissions),
+        object, labels and omissions (what the text is a function of). ``labels`` is kept
+        as given: the caller does not change it afterwards."""
+        said: _MarkerInputs = (
+            labels,
+            [(om.unit_id, om.reason, om.bytes, om.name, om.kind) for om in omissions],
         )
         key = (view.session, view.view_id)
         kept = self._markers.get(key)
@@ -387,32 +394,42 @@ class _Selection:
         self._stamp += 1
         return self._stamp
 
-    def try_add(self, entry: Entry, view_id: str) -> bool:
+    def try_add(self, entry: Entry, view_id: str, size: int = -1) -> bool:
         """Select ``entry`` for ``view_id`` (or let a containing entry serve it); False when
-        that would exceed the budget."""
+        that would exceed the budget. ``size``: ``entry.bytes`` when the caller has it.
+
+        Once the budget is spent, most calls end at the size check: the way there is
+        kept short (no host or inner run to look for in a file with nothing selected,
+        no sum over an empty run)."""
         fs = self.by_path.get(entry.path)
         if fs is None:
             fs = self.by_path[entry.path] = _FileSelection()
         first, last = entry.first_line, entry.last_line
-        host = fs.host(first, last)
-        if host is not None:
-            if view_id in host.ids:
+        inner: list[_Held] = []
+        freed = 0
+        if fs.held:
+            host = fs.host(first, last)
+            if host is not None:
+                if view_id in host.ids:
+                    return True
+                cost = host.cost + utf8_len(view_id) + 2
+                total = self.used - host.cost + cost
+                if total > self.budget:
+                    return False
+                host.ids.add(view_id)
+                host.cost = cost
+                host.stamp = self._next()  # a grown entry goes to the end of the walk order
+                self.used = total
                 return True
-            cost = host.cost + utf8_len(view_id) + 2
-            total = self.used - host.cost + cost
-            if total > self.budget:
-                return False
-            host.ids.add(view_id)
-            host.cost = cost
-            host.stamp = self._next()  # a grown entry goes to the end of the walk order
-            self.used = total
-            return True
-        lo, hi = fs.inner(first, last)
-        inner = fs.held[lo:hi]
-        freed = sum(h.cost for h in inner)
+            lo, hi = fs.inner(first, last)
+            if lo < hi:
+                inner = fs.held[lo:hi]
+                freed = sum(h.cost for h in inner)
+        else:
+            lo = hi = 0
         # The text and its line feed alone already exceed the budget: no need to build
         # the header to know (its size only adds to that).
-        if self.used - freed + entry.bytes + 1 > self.budget:
+        if self.used - freed + (size if size >= 0 else entry.bytes) + 1 > self.budget:
             return False
         ids = {view_id}
         for h in inner:
@@ -499,6 +516,8 @@ class _Step(NamedTuple):
     entry: Entry | None
     whole_file: bool = False
     own: list[Entry] | None = None
+    #: ``entry.bytes``, read once per view and content instead of on every plan
+    size: int = -1
 
 
 def _step(
@@ -511,7 +530,7 @@ def _step(
         if own is not None:
             return _Step(ua, None, False, own)
     entry, whole_file = _candidate(view, ua, source, slices)
-    return _Step(ua, entry, whole_file)
+    return _Step(ua, entry, whole_file, None, entry.bytes)
 
 
 def plan(
@@ -570,7 +589,7 @@ def plan(
             for ua in a.units:
                 omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
             continue
-        for ua, entry, whole_file, own in slices.candidates(a, source, own_lines):
+        for ua, entry, whole_file, own, size in slices.candidates(a, source, own_lines):
             if own is not None:
                 for piece in own:
                     if sel.try_add(piece, vid):
@@ -582,12 +601,12 @@ def plan(
             if entry is None:
                 omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
                 continue
-            if sel.try_add(entry, vid):
+            if sel.try_add(entry, vid, size):
                 mine.append((path, entry.first_line, entry.last_line))
                 continue
             # The unit itself is left out whole; a whole file then falls back to its
             # top-level pieces, each of them whole too.
-            omit(vid, ua.unit.unit_id, path, "over-budget", ua.unit.name, entry.bytes,
+            omit(vid, ua.unit.unit_id, path, "over-budget", ua.unit.name, size,
                  ua.unit.kind)  # fmt: skip
             if not whole_file:
                 continue
