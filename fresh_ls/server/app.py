@@ -24,7 +24,7 @@ from pygls.io_ import StdoutWriter
 from fresh_ls import protocol
 from fresh_ls.engine.engine import Engine
 from fresh_ls.framing import DEFAULT_MAX_MESSAGE_BYTES, FrameReader, stream_limit
-from fresh_ls.heap import keep_freed_memory
+from fresh_ls.heap import collect_less_often, keep_freed_memory
 from fresh_ls.server.connection import (
     ConnectionInfo,
     FreshServer,
@@ -381,6 +381,7 @@ async def serve(
     if lock is None:
         lock = RootLock.acquire(state_dir)
     keep_freed_memory()  # half-megabyte answers copied without page faults (fresh_ls.heap)
+    collect_less_often()  # a plan's short-lived objects are freed by reference counting
     engine = await Engine.open(root, state_dir, also=also)
     app = App(engine, persistent_token(state_dir), limits, idle_exit_s)
     loop = asyncio.get_running_loop()

@@ -21,3 +21,15 @@ def test_glibc_takes_the_settings() -> None:
     )
     assert out.stdout.strip() == "True"
 
+
+def test_the_collector_runs_less_often_in_a_server() -> None:
+    # in a child: the thresholds are the process's
+    code = (
+        "import gc; from fresh_ls.heap import GC_THRESHOLDS, collect_less_often; "
+        "before = gc.get_threshold(); collect_less_often(); "
+        "print(before != GC_THRESHOLDS, gc.get_threshold() == GC_THRESHOLDS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", "True"]
