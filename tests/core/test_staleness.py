@@ -10,11 +10,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fresh_ls.core.anchors import anchor_view
-from fresh_ls.core.model import LineRange, View
+from fresh_ls.core.model import LineRange, ObservedUnit, UnitAssessment, View
 from fresh_ls.core.sources import Source
-from fresh_ls.core.staleness import assess_view, diff_of
+from fresh_ls.core.staleness import (
+    _assess_file,
+    _changed,
+    _find_exact,
+    _lines_at,
+    _unchanged,
+    assess_view,
+    diff_of,
+)
+from fresh_ls.core.text import split_lines
 
 #: A small module: a constant, a class with two methods, a function.
 CART = (Path(__file__).resolve().parents[2] / "fixtures" / "code" / "cart.py").read_text()
@@ -231,3 +242,49 @@ def test_observed_text_differing_from_disk_is_changed_at_once() -> None:
     units = anchor_view("src/cart.py", source, 9, 9, seen, False)
     view = View("s", "v", "src/cart.py", 9, 9, "read", 1, "".join(seen), "", units)
     assert assess_view(view, source).status == "changed"
+
+
+def _assess_file_by_lines(unit: ObservedUnit, source: Source) -> UnitAssessment:
+    """The file unit's verdict as the observed text split into lines decides it (what
+    ``_assess_file`` did for every view before its whole-file shortcut)."""
+    whole = LineRange(1, source.line_count)
+    observed = split_lines(unit.obs_text)
+    count = len(observed)
+    if count == 0:
+        if source.line_count == 0:
+            return UnitAssessment(unit, "fresh", LineRange(1, 0), whole)
+        return _changed("f.md", unit, source, whole, whole)
+    if _lines_at(source, unit.obs_first, count) == observed:
+        status, at = _unchanged(unit.obs_first, unit, count)
+        return UnitAssessment(unit, status, at, whole)
+    if unit.obs_first != 1 or unit.obs_last != unit.def_last:
+        hits = _find_exact(source.lines, observed)
+        if len(hits) == 1:
+            status, at = _unchanged(hits[0], unit, count)
+            return UnitAssessment(unit, status, at, whole)
+    if source.line_count == 0:
+        return UnitAssessment(unit, "changed", LineRange(1, 0), whole)
+    return _changed("f.md", unit, source, whole, whole)
+
+
+_LINES = st.lists(st.sampled_from(["a\n", "b\n", "\n", "a b\n", "é\n"]), max_size=8)
+
+
+@given(
+    old=_LINES,
+    new=_LINES,
+    seen=st.integers(0, 8),
+    tail=st.sampled_from(["", "a", "b"]),
+    def_last_extra=st.sampled_from([0, 0, 1]),
+)
+def test_a_file_unit_from_line_1_is_judged_as_its_lines_judge_it(
+    old: list[str], new: list[str], seen: int, tail: str, def_last_extra: int
+) -> None:
+    # the shortcut (the file's text starts with the observed text) against the lines
+    observed = "".join(old[:seen])
+    last = len(split_lines(observed))
+    unit = ObservedUnit("u", "file", 1, last, observed, 1, last + def_last_extra)
+    source = Source.from_text("f.md", "".join(new) + tail)
+    assert _assess_file("f.md", unit, source) == _assess_file_by_lines(unit, source)
+    same = Source.from_text("f.md", observed + "".join(new) + tail)
+    assert _assess_file("f.md", unit, same) == _assess_file_by_lines(unit, same)
