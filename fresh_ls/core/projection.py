@@ -146,8 +146,12 @@ class Projection:
     #: its plan id, built once by ``fresh_ls.engine.wire`` (a cached projection is answered again
     #: and again)
     wire: Any = field(default=None, compare=False, repr=False)
-    #: ``wire`` as JSON text, without its opening brace (``planId`` goes first per answer).
-    wire_json: str | None = field(default=None, compare=False, repr=False)
+    #: ``wire``'s keys after ``planId`` as JSON text, but ``rendered`` (``wire_rendered``),
+    #: each with its key: every answer joins them behind its own ``planId``
+    #: (``fresh_ls.engine.wire.project_json``).
+    wire_parts: list[tuple[str, str]] | None = field(default=None, compare=False, repr=False)
+    #: ``"rendered": ...`` as JSON text, made for the first answer that carries it.
+    wire_rendered: str | None = field(default=None, compare=False, repr=False)
     #: What the engine keeps of each answer of this projection for ``fresh/commit``, made
     #: once: (the views it was asked for, the rows of its entries, the views it left in
     #: place) (``Engine._project_end``).

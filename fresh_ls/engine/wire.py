@@ -152,53 +152,29 @@ def project_json(plan_id: str, p: Projection, leave_out: frozenset[str] = frozen
     """``project_result`` as JSON text: byte for byte ``json.dumps`` of its unstructured
     form, with the projection's own part unstructured and encoded once. ``leave_out``:
     keys of ``LEAVABLE`` a client said it does not read (``server.connection``: the
-    experimental capability ``freshLs.projectLeavesOut``); the rest is the same bytes."""
-    if p.wire_json is None:
-        text = _ITEMS.body_json(p)
-        assert text.startswith(_NO_PLAN)
-        p.wire_json = text[len(_NO_PLAN) :]
-    head = '{"planId": ' + json.dumps(plan_id)
-    if not leave_out:
-        return Encoded(head + ", " + p.wire_json)
-    return Encoded(head + _lean(p.wire_json, leave_out))
+    experimental capability ``freshLs.projectLeavesOut``); the rest is the same bytes.
+
+    The parts are kept on the projection (a cached projection is answered again and
+    again) and each answer is one join of them behind its own ``planId``; ``rendered``,
+    the largest string to encode, is encoded only for an answer that carries it."""
+    if p.wire_parts is None:
+        p.wire_parts = _ITEMS.body_parts(p)
+    pieces = ['{"planId": ', json.dumps(plan_id)]
+    for key, part in p.wire_parts:
+        if key not in leave_out:
+            pieces += (", ", part)
+    if "rendered" not in leave_out:
+        if p.wire_rendered is None:
+            p.wire_rendered = _rendered_part(p)
+        pieces += (", ", p.wire_rendered)
+    pieces.append("}")
+    return Encoded("".join(pieces))
 
 
 def read_project(text: str) -> proto.ProjectResult:
     """The typed result of an encoded ``fresh/project`` answer (``Engine.project`` answers
     the JSON the server sends): for in-process callers that read its fields."""
     return proto.parse(proto.ProjectResult, json.loads(text), "result")
-
-
-#: Per set of keys left out, the last body it was cut from (by identity) and the cut: the
-#: same cached projection answered again is cut once, not once per answer.
-_LEAN: dict[frozenset[str], tuple[str, str]] = {}
-
-
-def _lean(body: str, leave_out: frozenset[str]) -> str:
-    kept = _LEAN.get(leave_out)
-    if kept is not None and kept[0] is body:
-        return kept[1]
-    cut = "".join(", " + part for key, part in _parts(body) if key not in leave_out) + "}"
-    _LEAN[leave_out] = (body, cut)
-    return cut
-
-
-def _parts(body: str) -> list[tuple[str, str]]:
-    """The answer's keys after ``planId`` cut at their top-level separators: each part is
-    ``"key": value``. A key's spelling with its quotes cannot occur inside a JSON string
-    (a quote there is escaped) nor as a key of the objects before it, so the first match of
-    each is the top-level key."""
-    at_omitted = body.find(', "omitted": ')
-    at_markers = body.find(', "markers": ', at_omitted)
-    at_rendered = body.rfind(', "rendered": ')
-    assert body.startswith('"entries": ') and body.endswith("}")
-    assert 0 < at_omitted < at_markers < at_rendered
-    return [
-        ("entries", body[:at_omitted]),
-        ("omitted", body[at_omitted + 2 : at_markers]),
-        ("", body[at_markers + 2 : at_rendered]),  # markers, usedBytes, budgetBytes: always
-        ("rendered", body[at_rendered + 2 : -1]),
-    ]
 
 
 def _body(p: Projection) -> proto.ProjectResult:
@@ -304,6 +280,8 @@ T = TypeVar("T")
 
 #: What the answer's arrays look like when empty, in the order the answer has its keys.
 _EMPTY_ARRAYS = '"entries": [], "omitted": [], "markers": [], '
+#: How the typed result with an empty ``rendered`` ends at the end placement.
+_NO_RENDERED = ', "rendered": ""}'
 
 
 class ItemJson:
@@ -330,8 +308,11 @@ class ItemJson:
             found = self._json[key] = json.dumps(proto.unstructure(typed(item)))
         return found
 
-    def body_json(self, p: Projection) -> str:
-        """``json.dumps(proto.unstructure(_project_body(p)))``, from kept items."""
+    def body_parts(self, p: Projection) -> list[tuple[str, str]]:
+        """The answer's keys after ``planId`` but ``rendered`` (``_rendered_part``), each
+        as ``"key": value`` with its key (``""`` for ``markers``, ``usedBytes`` and
+        ``budgetBytes`` together: never left out), in the answer's order; from kept
+        items."""
         entries = ", ".join(
             self._item(
                 ("e", e.unit_id, e.path, e.first_line, e.last_line, e.kind, e.status, e.name,
@@ -356,14 +337,27 @@ class ItemJson:
             markers=(),
             used_bytes=p.used_bytes,
             budget_bytes=p.budget_bytes,
-            rendered=p.rendered,
+            rendered="",
         )
         text = json.dumps(proto.unstructure(rest))
-        # The keys come before ``rendered``, and inside a JSON string every quote is
-        # escaped: the first occurrence is the keys'.
-        at = text.index(_EMPTY_ARRAYS)
-        arrays = f'"entries": [{entries}], "omitted": [{omitted}], "markers": [{markers}], '
-        return text[:at] + arrays + text[at + len(_EMPTY_ARRAYS) :]
+        # The keys stand in the typed result's order: the arrays after ``planId``,
+        # ``rendered`` last (the fields after it are absent at the end placement).
+        assert text.startswith(_NO_PLAN + _EMPTY_ARRAYS) and text.endswith(_NO_RENDERED)
+        sizes = text[len(_NO_PLAN) + len(_EMPTY_ARRAYS) : -len(_NO_RENDERED)]
+        return [
+            ("entries", f'"entries": [{entries}]'),
+            ("omitted", f'"omitted": [{omitted}]'),
+            ("", f'"markers": [{markers}], {sizes}'),
+        ]
+
+    def body_json(self, p: Projection) -> str:
+        """``json.dumps(proto.unstructure(_project_body(p)))``, from kept items."""
+        parts = [part for _, part in self.body_parts(p)]
+        return _NO_PLAN + ", ".join([*parts, _rendered_part(p)]) + "}"
+
+
+def _rendered_part(p: Projection) -> str:
+    return '"rendered": ' + json.dumps(p.rendered)
 
 
 _ITEMS = ItemJson()

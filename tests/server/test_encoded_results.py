@@ -121,3 +121,22 @@ def test_an_answer_of_kept_items_is_the_json_of_the_whole_result(
         assert wire.project_json("plan-1", p) == Encoded(
             json.dumps(unstructure(wire.project_result("plan-1", p)))
         )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(_projections(), min_size=1, max_size=4),
+    st.lists(st.sets(st.sampled_from(wire.LEAVABLE)), min_size=1, max_size=4),
+)
+def test_an_answer_without_some_keys_is_the_whole_answer_without_them(
+    projections: list[Projection], leave_outs: list[set[str]]
+) -> None:
+    """Each projection answered with the keys a client leaves out, in any order and more
+    than once (the parts are kept on the projection between answers), is the whole
+    answer's JSON with just those keys gone, the rest in its order."""
+    for p in projections:
+        whole = unstructure(wire.project_result("plan-2", p))
+        for leave_out in leave_outs:
+            lean = {k: v for k, v in whole.items() if k not in leave_out}
+            got = wire.project_json("plan-2", p, frozenset(leave_out))
+            assert got == json.dumps(lean)
