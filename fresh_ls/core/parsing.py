@@ -174,13 +174,17 @@ class DefinitionIndex:
         tree, reparse = parsed
         with self._lock:
             base_raw = self._raw.get(reparse.key) if reparse is not None else None
+            base_defs = self._by_sha.get(reparse.key) if reparse is not None else None
         raw = None
+        kept: list[Definition] = []
         if reparse is not None and base_raw is not None:
-            raw = self._raw_after_edit(language, tree, data, reparse, base_raw)
+            raw, before = self._raw_after_edit(language, tree, data, reparse, base_raw)
+            if base_defs is not None and len(base_defs) == len(base_raw):
+                kept = base_defs[:before]  # the same definitions, the same objects
         if raw is None:
             raw = collect_raw(language, tree, data)
         root = tree.root_node
-        defs: list[Definition] | None = build_definitions(raw)
+        defs: list[Definition] | None = build_definitions(raw, kept)
         if root.type == "ERROR" or (root.has_error and not defs):
             defs = None
         with self._lock:
@@ -211,10 +215,13 @@ class DefinitionIndex:
         data: bytes,
         reparse: _Reparse,
         base_raw: list[RawDefinition],
-    ) -> list[RawDefinition]:
+    ) -> tuple[list[RawDefinition], int]:
         """The definitions after an edit without querying the whole file again: the region
         tree-sitter says changed, widened to whole top-level nodes, is queried; definitions
-        before it are kept and those after it shifted by the edit's byte and line deltas."""
+        before it are kept and those after it shifted by the edit's byte and line deltas.
+        Also how many were kept before it: they lead the list, as they led ``base_raw``
+        (both are in ``build_definitions``'s order), and every one of them ends before
+        the region starts."""
         edit = reparse.edit
         lo, hi = edit.start_byte, edit.new_end_byte
         for changed in reparse.old_tree.changed_ranges(tree):
@@ -234,7 +241,7 @@ class DefinitionIndex:
                     RawDefinition(r.start + delta, r.end + delta, r.pattern, r.kind, r.own,
                                   r.first_line + line_delta, r.last_line + line_delta)
                 )  # fmt: skip
-        return before + collect_raw(language, tree, data, (lo, hi)) + after
+        return before + collect_raw(language, tree, data, (lo, hi)) + after, len(before)
 
     def _parse(
         self, language: str, data: bytes, last: _LastTree | None

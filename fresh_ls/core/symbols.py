@@ -26,6 +26,7 @@ per match of the query (definitions), never per syntax node.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -186,13 +187,25 @@ def extract_definitions(language: str, tree: tree_sitter.Tree, source: bytes) ->
     return build_definitions(collect_raw(language, tree, source))
 
 
-def build_definitions(raw: list[RawDefinition]) -> list[Definition]:
+def build_definitions(
+    raw: list[RawDefinition], kept: Sequence[Definition] = ()
+) -> list[Definition]:
     """Nest raw definitions by byte containment: dotted names, parents, ordinals, and a
-    function inside a class-like definition promoted to a method."""
-    definitions: list[Definition] = []
+    function inside a class-like definition promoted to a method.
+
+    ``kept``: the definitions already built for the first ``len(kept)`` of ``raw`` in
+    this order, each ending before the rest begin (those before an edit's region,
+    ``DefinitionIndex``): they are taken as they are, since nothing after them changes a
+    name, parent or ordinal before it; only their ordinals are counted again. Building
+    each of a 5,000-line file's 278 definitions anew was most of the definitions' share
+    of the first request after an edit."""
+    definitions: list[Definition] = list(kept)
     stack: list[int] = []  # indices of the definitions enclosing the current one
     ordinals: dict[tuple[str, str], int] = {}
-    for match in sorted(raw, key=_wider_first):
+    for d in kept:  # ordinals rise along the list: the last one of a key counts it
+        ordinals[(d.name, d.symbol_kind)] = d.ordinal + 1
+    ordered = sorted(raw, key=_wider_first)
+    for match in ordered[len(kept) :] if kept else ordered:
         while stack and (
             definitions[stack[-1]].end_byte < match.end
             or definitions[stack[-1]].end_byte <= match.start
