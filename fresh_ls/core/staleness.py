@@ -262,7 +262,14 @@ def _assess_file(path: str, unit: ObservedUnit, source: Source) -> UnitAssessmen
         if source.line_count == 0:
             return UnitAssessment(unit, "changed", LineRange(1, 0), whole)
         return _changed(path, unit, source, whole, whole)
-    observed = split_lines(text)
+    return _assess_file_lines(path, unit, source)
+
+
+def _assess_file_lines(path: str, unit: ObservedUnit, source: Source) -> UnitAssessment:
+    """A file unit judged line by line: the observed lines where they were, else, for a
+    view of part of the file, the one place they stand now."""
+    whole = LineRange(1, source.line_count)
+    observed = split_lines(unit.obs_text)
     count = len(observed)
     if count == 0:
         # An empty observation: fresh while the file stays empty.

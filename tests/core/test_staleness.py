@@ -14,17 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fresh_ls.core.anchors import anchor_view
-from fresh_ls.core.model import LineRange, ObservedUnit, UnitAssessment, View
+from fresh_ls.core.model import LineRange, ObservedUnit, View
 from fresh_ls.core.sources import Source
-from fresh_ls.core.staleness import (
-    _assess_file,
-    _changed,
-    _find_exact,
-    _lines_at,
-    _unchanged,
-    assess_view,
-    diff_of,
-)
+from fresh_ls.core.staleness import _assess_file, _assess_file_lines, assess_view, diff_of
 from fresh_ls.core.text import split_lines
 
 #: A small module: a constant, a class with two methods, a function.
@@ -244,29 +236,6 @@ def test_observed_text_differing_from_disk_is_changed_at_once() -> None:
     assert assess_view(view, source).status == "changed"
 
 
-def _assess_file_by_lines(unit: ObservedUnit, source: Source) -> UnitAssessment:
-    """The file unit's verdict as the observed text split into lines decides it (what
-    ``_assess_file`` did for every view before its whole-file shortcut)."""
-    whole = LineRange(1, source.line_count)
-    observed = split_lines(unit.obs_text)
-    count = len(observed)
-    if count == 0:
-        if source.line_count == 0:
-            return UnitAssessment(unit, "fresh", LineRange(1, 0), whole)
-        return _changed("f.md", unit, source, whole, whole)
-    if _lines_at(source, unit.obs_first, count) == observed:
-        status, at = _unchanged(unit.obs_first, unit, count)
-        return UnitAssessment(unit, status, at, whole)
-    if unit.obs_first != 1 or unit.obs_last != unit.def_last:
-        hits = _find_exact(source.lines, observed)
-        if len(hits) == 1:
-            status, at = _unchanged(hits[0], unit, count)
-            return UnitAssessment(unit, status, at, whole)
-    if source.line_count == 0:
-        return UnitAssessment(unit, "changed", LineRange(1, 0), whole)
-    return _changed("f.md", unit, source, whole, whole)
-
-
 _LINES = st.lists(st.sampled_from(["a\n", "b\n", "\n", "a b\n", "é\n"]), max_size=8)
 
 
@@ -280,11 +249,12 @@ _LINES = st.lists(st.sampled_from(["a\n", "b\n", "\n", "a b\n", "é\n"]), max_si
 def test_a_file_unit_from_line_1_is_judged_as_its_lines_judge_it(
     old: list[str], new: list[str], seen: int, tail: str, def_last_extra: int
 ) -> None:
-    # the shortcut (the file's text starts with the observed text) against the lines
+    # the shortcut (the file's text starts with the observed text) against the lines,
+    # the way every other file unit is judged
     observed = "".join(old[:seen])
     last = len(split_lines(observed))
     unit = ObservedUnit("u", "file", 1, last, observed, 1, last + def_last_extra)
     source = Source.from_text("f.md", "".join(new) + tail)
-    assert _assess_file("f.md", unit, source) == _assess_file_by_lines(unit, source)
+    assert _assess_file("f.md", unit, source) == _assess_file_lines("f.md", unit, source)
     same = Source.from_text("f.md", observed + "".join(new) + tail)
-    assert _assess_file("f.md", unit, same) == _assess_file_by_lines(unit, same)
+    assert _assess_file("f.md", unit, same) == _assess_file_lines("f.md", unit, same)
