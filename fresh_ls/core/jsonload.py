@@ -62,6 +62,22 @@ def loads(data: str | bytes) -> Any:
         return json.loads(data)
 
 
+def loads_utf8(raw: bytes) -> Any:
+    """``json.loads(raw.decode("utf-8"))`` (``UnicodeDecodeError`` for bytes that are no
+    UTF-8), without the decode and the encode back that ``loads`` of the text costs: orjson
+    reads the bytes themselves, and bytes it reads are UTF-8 (it checks them as strictly as
+    ``bytes.decode``), so their text would have been encoded back to these very bytes. On a
+    226 KiB model request that is two copies of it fewer, on every proxied request. Only
+    what orjson refuses, or bytes that may hold a long integer, are decoded and read the
+    standard way."""
+    if not _may_hold_a_long_integer(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw.decode("utf-8"))
+
+
 def loads_own(data: str | bytes) -> Any:
     """``json.loads(data)`` for text fresh-ls's own server wrote, whose integers (line
     numbers, sizes, counts) all fit in 64 bits: orjson, and ``json.loads`` for anything
