@@ -12,7 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fresh_ls.core.jsonload import loads, loads_own, loads_utf8
+from fresh_ls.core.jsonload import (
+    _may_hold_a_long_integer,
+    _scan_runs,
+    loads,
+    loads_own,
+    loads_utf8,
+)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -226,3 +232,20 @@ def test_any_value_as_utf8_bytes(value: Any, compact: bool) -> None:
 @given(NUMBER, st.sampled_from(["N", '{"a": N}', "[1, N]", '["xN", N]', '"N"', '["abcN"]']))
 def test_long_numbers_as_utf8_bytes(number: str, where: str) -> None:
     check_utf8(where.replace("N", number).encode("utf-8"))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet='0123456789 :-,[a"\n', max_size=12),
+            st.integers(min_value=10, max_value=60).map(lambda n: "7" * n),
+        ),
+        max_size=30,
+    )
+)
+def test_the_sampled_scan_answers_as_the_scan_of_every_run(pieces: list[str]) -> None:
+    # runs of digits of every length, at every offset from the sampled bytes
+    raw = "".join(pieces).encode("ascii")
+    for cut in range(6):
+        assert _may_hold_a_long_integer(raw[cut:]) == _scan_runs(raw[cut:]), raw[cut:]
