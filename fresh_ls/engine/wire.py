@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from json.encoder import encode_basestring_ascii
 from typing import TypeVar
 
 import attrs
@@ -40,10 +41,24 @@ def statuses_json(statuses: list[tuple[str, str]]) -> Encoded:
     """A ``StatusesResult`` of (view id, core status) pairs, as its JSON text: asked before
     every proxied model request, so no ``ViewStatus`` object is built and walked per view
     (for 100 views that was most of the server's time). Each status is the contract's
-    member's value (``status``: an unknown one fails here, not at a client)."""
+    member's value (an unknown one fails here, not at a client).
+
+    The text is ``json.dumps`` of ``{"views": [{"viewId": ..., "status": ...}, ...]}``,
+    written piece by piece: each view id through the encoder's own string escape, each
+    status spelled once (``_STATUS_JSON``). ``json.dumps`` built and walked a dict per
+    view, half of the server's time on ``fresh/statuses`` for 100 views (96 µs of 200)."""
+    quote, spelled = _quote, _STATUS_JSON
     return Encoded(
-        json.dumps({"views": [{"viewId": v, "status": _STATUS[s].value} for v, s in statuses]})
+        '{"views": ['
+        + ", ".join([f'{{"viewId": {quote(v)}, "status": {spelled[s]}}}' for v, s in statuses])
+        + "]}"
     )
+
+
+#: Each core status as ``json.dumps`` spells its member's value.
+_STATUS_JSON: dict[str, str] = {value: json.dumps(m.value) for value, m in _STATUS.items()}
+#: How ``json.dumps`` (``ensure_ascii``) spells a string.
+_quote: Callable[[str], str] = encode_basestring_ascii
 
 
 def observe_result(view: View, assessment: ViewAssessment) -> proto.ObserveResult:

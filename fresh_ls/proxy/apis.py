@@ -17,8 +17,8 @@ rewrite is spliced back into the agent's bytes (``proxy.splice``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Literal, NamedTuple
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 from fresh_ls.harness.rewrite import Format, ResultSpans, Rewritten, arewrite_request
 from fresh_ls.toolcalls.agents import ToolCall, arguments_of
@@ -55,20 +55,22 @@ def _mappings(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in _list(value) if type(item) is dict or isinstance(item, Mapping)]
 
 
-class _Call(NamedTuple):
-    """A tool call as a request shows it."""
-
-    call_id: str
-    name: str
-    args: Any
+_new = object.__new__
 
 
-class _Result(NamedTuple):
-    """A tool result as a request shows it (its content as one string)."""
-
-    call_id: str
-    output: str
-    is_error: bool = False
+def _tool_call(call_id: str, call: tuple[str, Any] | None, output: str, is_error: bool) -> ToolCall:
+    """``ToolCall(call_id, name, arguments, output, is_error)`` (``call``: the name and
+    arguments of the call, None for a result without its call), the same object, made
+    without the frozen dataclass's ``__init__``: that sets each field through
+    ``object.__setattr__``, four times the cost of filling the instance's dict, and the
+    proxy makes one per tool result of every request (100 and more in a long history)."""
+    made = _new(ToolCall)
+    fields = made.__dict__
+    fields["call_id"] = call_id
+    fields["name"], fields["arguments"] = ("", None) if call is None else call
+    fields["output"] = output
+    fields["is_error"] = is_error
+    return made
 
 
 class ModelApi:
@@ -88,19 +90,11 @@ class ModelApi:
     def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
         """Every tool call of the request that has its result in the request, in order,
         each result paired with its call by id (a result whose call is not in the request
-        has no name and no arguments)."""
-        calls: dict[str, tuple[str, Any]] = {}
-        found: list[ToolCall] = []
-        for part in self._parts(body):
-            if isinstance(part, _Call):
-                calls[part.call_id] = (part.name, part.args)
-            else:
-                name, args = calls.get(part.call_id, ("", None))
-                found.append(ToolCall(part.call_id, name, args, part.output, part.is_error))
-        return found
+        has no name and no arguments).
 
-    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
-        """The tool calls and tool results of a request, in the order they stand."""
+        Each API walks its own body in one plain loop, the calls seen so far kept by id:
+        this runs on every request, over the whole history, and a generator of a tuple per
+        call and per result cost twice as much."""
         raise NotImplementedError
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
@@ -153,16 +147,29 @@ class AnthropicMessages(_MessagesApi):
     def handles(self, tail: str) -> bool:
         return tail.endswith("/messages")
 
-    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+    def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
+        calls: dict[str, tuple[str, Any]] = {}
+        found: list[ToolCall] = []
         for message in _mappings(body.get("messages")):
-            for block in _mappings(message.get("content")):
-                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-                    yield _Call(block["id"], str(block.get("name", "")), block.get("input"))
-                elif block.get("type") == "tool_result" and isinstance(
-                    block.get("tool_use_id"), str
-                ):
-                    output = text_of(block.get("content"))
-                    yield _Result(block["tool_use_id"], output, bool(block.get("is_error")))
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if type(block) is not dict and not isinstance(block, Mapping):
+                    continue
+                kind = block.get("type")
+                if kind == "tool_use":
+                    call_id = block.get("id")
+                    if isinstance(call_id, str):
+                        calls[call_id] = (str(block.get("name", "")), block.get("input"))
+                        continue
+                if kind == "tool_result":
+                    call_id = block.get("tool_use_id")
+                    if isinstance(call_id, str):
+                        output = text_of(block.get("content"))
+                        is_error = bool(block.get("is_error"))
+                        found.append(_tool_call(call_id, calls.get(call_id), output, is_error))
+        return found
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
         found: list[Holder] = []
@@ -193,7 +200,9 @@ class OpenAIChat(_MessagesApi):
     def handles(self, tail: str) -> bool:
         return tail.endswith("/chat/completions")
 
-    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+    def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
+        calls: dict[str, tuple[str, Any]] = {}
+        found: list[ToolCall] = []
         for message in _mappings(body.get("messages")):
             role = message.get("role")
             if role == "assistant":
@@ -201,9 +210,12 @@ class OpenAIChat(_MessagesApi):
                     if isinstance(call, Mapping) and isinstance(call.get("id"), str):
                         function = call.get("function") or {}
                         name = str(function.get("name", ""))
-                        yield _Call(call["id"], name, arguments_of(function.get("arguments")))
+                        calls[call["id"]] = (name, arguments_of(function.get("arguments")))
             elif role == "tool" and isinstance(message.get("tool_call_id"), str):
-                yield _Result(message["tool_call_id"], text_of(message.get("content")))
+                call_id = message["tool_call_id"]
+                output = text_of(message.get("content"))
+                found.append(_tool_call(call_id, calls.get(call_id), output, False))
+        return found
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
         return [
@@ -231,7 +243,9 @@ class OpenAIResponses(ModelApi):
     def handles(self, tail: str) -> bool:
         return tail.endswith(("/responses", "/responses/compact"))  # compact: Codex's summary
 
-    def _parts(self, body: Mapping[str, Any]) -> Iterator[_Call | _Result]:
+    def tool_calls(self, body: Mapping[str, Any]) -> list[ToolCall]:
+        calls: dict[str, tuple[str, Any]] = {}
+        found: list[ToolCall] = []
         for item in _mappings(body.get("input")):
             kind = item.get("type")
             call_id = item.get("call_id")
@@ -239,13 +253,15 @@ class OpenAIResponses(ModelApi):
                 continue
             name = str(item.get("name", ""))
             if kind == "function_call":
-                yield _Call(call_id, name, arguments_of(item.get("arguments")))
+                calls[call_id] = (name, arguments_of(item.get("arguments")))
             elif kind == "custom_tool_call":
-                yield _Call(call_id, name, item.get("input"))
+                calls[call_id] = (name, item.get("input"))
             elif kind == "local_shell_call":
-                yield _Call(call_id, "local_shell", item.get("action") or {})
+                calls[call_id] = ("local_shell", item.get("action") or {})
             elif kind in self.OUTPUT_ITEMS:
-                yield _Result(call_id, text_of(item.get("output")))
+                output = text_of(item.get("output"))
+                found.append(_tool_call(call_id, calls.get(call_id), output, False))
+        return found
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
         return [

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -52,7 +53,7 @@ from fresh_ls.client import (
     PathOutsideRootError,
     UnknownIdError,
 )
-from fresh_ls.core.jsonload import loads
+from fresh_ls.core.jsonload import loads, loads_utf8
 from fresh_ls.harness.rewrite import RewriteError
 from fresh_ls.proxy.access import Access
 from fresh_ls.proxy.apis import API, openai_error
@@ -622,28 +623,33 @@ class Proxy:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A model request's body, parsed once: the client's bytes, their text and the object
-    it holds. A rewrite is written back into that text (``splice.spliced``), so the bytes
-    sent differ from the client's only inside the values the rewrite changed."""
+    """A model request's body, parsed once: the client's bytes, their encoding and the
+    object they hold. A rewrite is written back into their text (``splice.spliced``), so
+    the bytes sent differ from the client's only inside the values the rewrite changed."""
 
     raw: bytes
     encoding: str
-    text: str
     body: dict[str, Any]
 
     @classmethod
     def of(cls, raw: bytes) -> Parsed:
         """``raw`` read as JSON (UTF-8, or the UTF-16/32 JSON allows); ``CannotRewrite``
-        when it is none or no object."""
+        when it is none or no object. UTF-8 (what agents send) is read from the bytes
+        themselves (``jsonload.loads_utf8``): most requests are forwarded unchanged, so
+        their text is decoded only when a rewrite needs it (``text``)."""
         try:
             encoding = json.detect_encoding(raw)
-            text = raw.decode(encoding)
-            body = loads(text)
+            body = loads_utf8(raw) if encoding == "utf-8" else loads(raw.decode(encoding))
         except ValueError:  # UnicodeDecodeError included
             raise CannotRewrite("the request body is not JSON; cannot tell what it shows") from None
         if not isinstance(body, dict):
             raise CannotRewrite("the request body is not a JSON object")
-        return cls(raw, encoding, text, body)
+        return cls(raw, encoding, body)
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The body's text (it decodes: ``of`` read it)."""
+        return self.raw.decode(self.encoding)
 
     def with_body(self, new: dict[str, Any]) -> bytes:
         """The client's bytes changed to hold ``new``: only the values that differ are

@@ -12,7 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fresh_ls.core.jsonload import loads, loads_own
+from fresh_ls.core.jsonload import (
+    _may_hold_a_long_integer,
+    _scan_runs,
+    loads,
+    loads_own,
+    loads_utf8,
+)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -179,3 +185,67 @@ def test_the_servers_own_answers_read_as_json_reads_them(value: Any) -> None:
 @pytest.mark.parametrize("text", ["NaN", "[1e400]", '"\\ud800"', "[1,]", ""])
 def test_what_orjson_refuses_reads_as_json_reads_it(text: str) -> None:
     check(text, loads_own)
+
+
+def check_utf8(raw: bytes) -> None:
+    """``loads_utf8(raw)`` answers as ``json.loads(raw.decode("utf-8"))`` (strict UTF-8:
+    bytes that are no UTF-8 fail to decode, surrogates included)."""
+    ours = outcome(loads_utf8, raw)
+    theirs = outcome(lambda d: json.loads(d.decode("utf-8")), raw)
+    assert ours[0] == theirs[0], (raw, ours, theirs)
+    if ours[0] == "value":
+        assert same(ours[1], theirs[1]), (raw, ours, theirs)
+    else:
+        assert ours[1] == theirs[1], (raw, ours, theirs)
+
+
+@pytest.mark.parametrize("text", EDGES, ids=range(len(EDGES)))
+def test_utf8_bytes_read_as_their_text(text: str) -> None:
+    with contextlib.suppress(UnicodeEncodeError):
+        check_utf8(text.encode("utf-8"))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"a": "\xff"}',
+        b'{"a": "\xed\xa0\x80"}',  # a surrogate spelled in UTF-8: no UTF-8
+        b'{"a": "\xc0\xaf"}',  # an overlong spelling
+        b'{"a": "\xf4\x90\x80\x80"}',  # past U+10FFFF
+        b'{"a": "caf\xc3\xa9", "n": 12345678901234567890}',
+        b"\xef\xbb\xbf{}",  # a byte-order mark: the standard way refuses it
+    ],
+)
+def test_odd_bytes_read_as_their_decode_reads_them(raw: bytes) -> None:
+    check_utf8(raw)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON, st.booleans())
+def test_any_value_as_utf8_bytes(value: Any, compact: bool) -> None:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":") if compact else None)
+    with contextlib.suppress(UnicodeEncodeError):
+        check_utf8(text.encode("utf-8"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(NUMBER, st.sampled_from(["N", '{"a": N}', "[1, N]", '["xN", N]', '"N"', '["abcN"]']))
+def test_long_numbers_as_utf8_bytes(number: str, where: str) -> None:
+    check_utf8(where.replace("N", number).encode("utf-8"))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet='0123456789 :-,[a"\n', max_size=12),
+            st.integers(min_value=10, max_value=60).map(lambda n: "7" * n),
+        ),
+        max_size=30,
+    )
+)
+def test_the_sampled_scan_answers_as_the_scan_of_every_run(pieces: list[str]) -> None:
+    # runs of digits of every length, at every offset from the sampled bytes
+    raw = "".join(pieces).encode("ascii")
+    for cut in range(6):
+        assert _may_hold_a_long_integer(raw[cut:]) == _scan_runs(raw[cut:]), raw[cut:]

@@ -7,10 +7,12 @@ refresh after the newest result) and with a result outside the root (a line adde
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import ClientSession
 
 from tests.proxy.test_anchored import BIG, _anthropic_next, _chat_next, _responses_next
@@ -145,3 +147,33 @@ def test_a_body_in_another_encoding_goes_back_in_it() -> None:
         sent = Parsed.of(raw).with_body(new)
         assert json.loads(sent.decode(encoding)) == new
         assert sent[:2] == raw[:2]  # the mark (or the first character) as it was
+
+
+def test_a_utf8_body_is_read_from_its_bytes_and_spliced_in_its_text() -> None:
+    """A UTF-8 body is read without its text (``Parsed.of``), which is decoded only for a
+    rewrite: non-ASCII text before and inside the changed value is spliced right, every
+    other byte kept; integers of any length are read as ``json.loads`` reads them, and
+    bytes that are no UTF-8 (a surrogate spelled in it) are refused as before."""
+    from fresh_ls.proxy.app import CannotRewrite, Parsed
+
+    body = {
+        "n": 123456789012345678901234567890,
+        "messages": [
+            {"role": "user", "content": "ünïcödé 🙂 ✓"},
+            {"role": "tool", "tool_call_id": "c", "content": "é 🙂"},
+        ],
+    }
+    new = copy.deepcopy(body)
+    new["messages"][1]["content"] = "é 🙂 ✓!"
+    raw = json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8")
+    parsed = Parsed.of(raw)
+    assert parsed.encoding == "utf-8" and parsed.body == json.loads(raw)
+    assert type(parsed.body["n"]) is int
+    assert "text" not in vars(parsed)  # not decoded until a rewrite needs it
+    sent = parsed.with_body(new)
+    assert json.loads(sent) == new
+    head = raw.rindex("é 🙂".encode())  # the tool result's (the user's holds it too)
+    assert sent[:head] == raw[:head]
+    assert sent.endswith(raw[head + len("é 🙂".encode()) :])
+    with pytest.raises(CannotRewrite):
+        Parsed.of(b'{"a": "\xed\xa0\x80"}')
