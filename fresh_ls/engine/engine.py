@@ -515,7 +515,9 @@ class Engine:
                 src, _ = self._current_or_none(a.view.path)
                 if src is not None:
                     sources[a.view.path] = src
-        dirty = frozenset(p for p in sources if self.editor_dirty(p))
+        dirty = (  # no editor holds a buffer: no walk of the files to find none
+            frozenset(p for p in sources if self.editor_dirty(p)) if self._buffers else frozenset()
+        )
         return self.projections.plan(
             session, assessed, sources, budget_bytes, policy, dirty, view_ids, own_lines, contents
         )
