@@ -55,24 +55,6 @@ def _mappings(value: Any) -> list[Mapping[str, Any]]:
     return [item for item in _list(value) if type(item) is dict or isinstance(item, Mapping)]
 
 
-_new = object.__new__
-
-
-def _tool_call(call_id: str, call: tuple[str, Any] | None, output: str, is_error: bool) -> ToolCall:
-    """``ToolCall(call_id, name, arguments, output, is_error)`` (``call``: the name and
-    arguments of the call, None for a result without its call), the same object, made
-    without the frozen dataclass's ``__init__``: that sets each field through
-    ``object.__setattr__``, four times the cost of filling the instance's dict, and the
-    proxy makes one per tool result of every request (100 and more in a long history)."""
-    made = _new(ToolCall)
-    fields = made.__dict__
-    fields["call_id"] = call_id
-    fields["name"], fields["arguments"] = ("", None) if call is None else call
-    fields["output"] = output
-    fields["is_error"] = is_error
-    return made
-
-
 class ModelApi:
     """One model API: what the proxy reads in its requests and how it answers."""
 
@@ -167,8 +149,8 @@ class AnthropicMessages(_MessagesApi):
                     call_id = block.get("tool_use_id")
                     if isinstance(call_id, str):
                         output = text_of(block.get("content"))
-                        is_error = bool(block.get("is_error"))
-                        found.append(_tool_call(call_id, calls.get(call_id), output, is_error))
+                        error = bool(block.get("is_error"))
+                        found.append(ToolCall.quickly(call_id, calls.get(call_id), output, error))
         return found
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
@@ -214,7 +196,7 @@ class OpenAIChat(_MessagesApi):
             elif role == "tool" and isinstance(message.get("tool_call_id"), str):
                 call_id = message["tool_call_id"]
                 output = text_of(message.get("content"))
-                found.append(_tool_call(call_id, calls.get(call_id), output, False))
+                found.append(ToolCall.quickly(call_id, calls.get(call_id), output))
         return found
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
@@ -260,7 +242,7 @@ class OpenAIResponses(ModelApi):
                 calls[call_id] = ("local_shell", item.get("action") or {})
             elif kind in self.OUTPUT_ITEMS:
                 output = text_of(item.get("output"))
-                found.append(_tool_call(call_id, calls.get(call_id), output, False))
+                found.append(ToolCall.quickly(call_id, calls.get(call_id), output))
         return found
 
     def result_holders(self, body: Mapping[str, Any], call_id: str) -> list[Holder]:
