@@ -1,5 +1,5 @@
 """Freed memory stays in a long-running fresh-ls process instead of going back to the OS,
-and its cyclic garbage collector runs less often.
+and the server's cyclic garbage collector runs less often.
 
 A ``policy: all`` answer is half a megabyte and a proxied model request 200 KB or more;
 each is copied a few times on its way (joined, encoded, framed). glibc's malloc serves such
@@ -12,7 +12,9 @@ to serve blocks under ``MMAP_BELOW`` from the heap and to keep up to ``TRIM_ABOV
 free heap before giving it back: a bounded amount of memory held, in exchange for no page
 faults on the hot path. Elsewhere (no glibc, no ``mallopt``) nothing changes.
 
-The cyclic collector (``collect_less_often``): a ``policy: all`` plan after an edit makes
+The cyclic collector (``collect_less_often``, called by the server only: the proxy's
+process measured no difference with it and keeps CPython's defaults): a ``policy: all``
+plan after an edit makes
 some thousands of short-lived objects (omissions, markers, entries, sets of view ids), and
 with CPython's default thresholds (a young collection every 700 new objects) the server
 paid 1.1-1.7 ms of each such request collecting them, beside an answer of 25-30 ms (two
