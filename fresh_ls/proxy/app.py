@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientError, ClientSession, ClientTimeout, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, DummyCookieJar, web
 from yarl import URL
 
 from fresh_ls.client import (
@@ -198,6 +198,10 @@ class Proxy:
             ),
             auto_decompress=False,
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Accept", "Content-Type"),
+            # Not a browser: an upstream's Set-Cookie goes back to the client that asked and
+            # is never replayed (a jar would hand one agent's cookie to every other and
+            # replace the cookie a client sends with its own).
+            cookie_jar=DummyCookieJar(),
         )
         await self._client()
 

@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientSession, web
+from aiohttp import ClientSession, DummyCookieJar, web
 
 from fresh_ls.proxy.serve import running_proxy
 from tests.proxy.scripted_model import Reply
@@ -146,4 +146,40 @@ async def test_sse_is_not_buffered(workspace: Path) -> None:
             assert rest == b"event: message_stop\ndata: {}\n\n"
     finally:
         release.set()
+        await runner.cleanup()
+
+
+async def test_upstream_cookies_are_not_kept_between_requests(workspace: Path) -> None:
+    """The proxy is not a browser: a ``Set-Cookie`` from upstream reaches the client that
+    asked, and no later request (of any client) carries a cookie its own client did not
+    send. Several agents share one proxy; a jar in it would pass one's cookie to another."""
+    seen: list[str | None] = []
+
+    async def model(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Cookie"))
+        return web.json_response(
+            {"ok": True}, headers={"Set-Cookie": "session=upstream-secret; Path=/"}
+        )
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", model)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        async with (
+            # a host name, not an address: a jar keeps no cookie of an IP address
+            running_proxy(workspace, f"http://localhost:{port}") as (_proxy, url),
+            ClientSession(cookie_jar=DummyCookieJar()) as http,
+        ):
+            async with http.get(url + "/v1/models") as first:
+                assert first.headers.get("Set-Cookie") == "session=upstream-secret; Path=/"
+            async with http.get(url + "/v1/models"):
+                pass
+            async with http.get(url + "/v1/models", headers={"Cookie": "mine=1"}):
+                pass
+        assert seen == [None, None, "mine=1"]
+    finally:
         await runner.cleanup()
