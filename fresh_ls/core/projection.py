@@ -171,9 +171,8 @@ def top_level_pieces(source: Source, status: str) -> list[Entry]:
     return SourceSlices().pieces(source, status)
 
 
-#: What a marker's text is a function of, beside its view: the labels it names and its
-#: omissions (id, reason, size, name, kind).
-_MarkerInputs = tuple[list[str], list[tuple[str, str, int | None, str | None, str]]]
+#: What a marker's text takes of one omission: its unit id, reason, size, name and kind.
+_OmissionKey = tuple[str, str, int | None, str | None, str]
 
 
 class SourceSlices:
@@ -193,7 +192,9 @@ class SourceSlices:
         self._candidates: dict[
             tuple[str, str], tuple[ViewAssessment, Source, bool, list[_Step]]
         ] = {}
-        self._markers: dict[tuple[str, str], tuple[View, _MarkerInputs, str]] = {}
+        self._markers: dict[
+            tuple[str, str], tuple[View, list[str], list[_OmissionKey], str]
+        ] = {}
 
     def candidates(self, a: ViewAssessment, source: Source, own_lines: bool) -> list[_Step]:
         """What each unit of ``a`` offers a plan, kept per view while its assessment (one
@@ -216,22 +217,26 @@ class SourceSlices:
             for key in [k for k in kept if k[0] == session]:
                 del kept[key]
 
-    def marker(self, view: View, labels: list[str], omissions: list[Omission]) -> str:
-        """``marker_text(view, labels, omissions)``, kept per view for the same view
-        object, labels and omissions (what the text is a function of). ``labels`` is kept
-        as given: the caller does not change it afterwards."""
-        said: _MarkerInputs = (
-            labels,
-            [(om.unit_id, om.reason, om.bytes, om.name, om.kind) for om in omissions],
-        )
+    def marker(
+        self,
+        view: View,
+        labels: list[str],
+        said: list[_OmissionKey],
+        omitted: dict[str, Omission],
+    ) -> str:
+        """``marker_text`` of ``view``, ``labels`` and the omissions ``said`` names (their
+        objects in ``omitted``, by unit id), kept per view for the same view object,
+        labels and ``said`` (what the text is a function of): most views of a large
+        session end the same way plan after plan. ``labels`` and ``said`` are kept as
+        given: the caller does not change them afterwards."""
         key = (view.session, view.view_id)
         kept = self._markers.get(key)
-        if kept is not None and kept[0] is view and kept[1] == said:
-            return kept[2]
-        text = marker_text(view, labels, omissions)
+        if kept is not None and kept[0] is view and kept[1] == labels and kept[2] == said:
+            return kept[3]
+        text = marker_text(view, labels, [omitted[k[0]] for k in said])
         if len(self._markers) >= self.MAX_VIEWS:
             self._markers.clear()
-        self._markers[key] = (view, said, text)
+        self._markers[key] = (view, labels, said, text)
         return text
 
     def memo(self, source: Source, first: int, last: int) -> list[object]:
@@ -406,12 +411,10 @@ class _Selection:
         kept short (no host or inner run to look for in a file with nothing selected,
         no sum over an empty run)."""
         fs = self.by_path.get(entry.path)
-        if fs is None:
-            fs = self.by_path[entry.path] = _FileSelection()
         first, last = entry.first_line, entry.last_line
         inner: list[_Held] = []
         freed = 0
-        if fs.held:
+        if fs is not None and fs.held:
             host = fs.host(first, last)
             if host is not None:
                 if view_id in host.ids:
@@ -442,6 +445,8 @@ class _Selection:
         total = self.used - freed + cost
         if total > self.budget:
             return False
+        if fs is None:  # made on the first entry a file keeps, not on every refusal
+            fs = self.by_path[entry.path] = _FileSelection()
         fs.held[lo:hi] = [_Held(entry, ids, cost, self._next())]
         fs.firsts[lo:hi] = [first]
         fs.lasts[lo:hi] = [last]
@@ -562,10 +567,11 @@ def plan(
     sel = _Selection(budget_bytes)
     omitted: dict[str, Omission] = {}
     omitted_ids: dict[str, set[str]] = {}
+    said: dict[str, _OmissionKey] = {}
     # per view: the ranges of the entries that served it (to resolve final labels), and
-    # its omissions
+    # what its marker says of its omissions
     served: dict[str, list[tuple[str, int, int]]] = {}
-    missing: dict[str, list[Omission]] = {}
+    missing: dict[str, list[_OmissionKey]] = {}
 
     def omit(
         view_id: str,
@@ -576,12 +582,18 @@ def plan(
         size: int | None,
         kind: str,
     ) -> None:
-        om = omitted.get(uid)
-        if om is None:
-            om = omitted[uid] = Omission(uid, path, reason, [], name, size, kind)
-            omitted_ids[uid] = set()
-        omitted_ids[uid].add(view_id)
-        missing.setdefault(view_id, []).append(om)
+        key = said.get(uid)
+        if key is None:
+            omitted[uid] = Omission(uid, path, reason, [], name, size, kind)
+            omitted_ids[uid] = {view_id}
+            key = said[uid] = (uid, reason, size, name, kind)
+        else:
+            omitted_ids[uid].add(view_id)
+        keys = missing.get(view_id)
+        if keys is None:
+            missing[view_id] = [key]
+        else:
+            keys.append(key)
 
     for a in replaced:
         vid = a.view.view_id
@@ -622,7 +634,8 @@ def plan(
                          piece.bytes, piece.kind)  # fmt: skip
 
     for uid, om in omitted.items():
-        om.view_ids = sorted(omitted_ids[uid])
+        ids = omitted_ids[uid]
+        om.view_ids = sorted(ids) if len(ids) > 1 else list(ids)
     entries: list[Entry] = []
     for path in sorted(sel.by_path):
         for h in sel.by_path[path].held:
@@ -643,7 +656,7 @@ def plan(
             label = label_for(host.entry.unit_id)
             if label not in found:
                 found.append(label)
-        markers.append(Marker(vid, slices.marker(a.view, found, missing.get(vid, []))))
+        markers.append(Marker(vid, slices.marker(a.view, found, missing.get(vid, []), omitted)))
     rendered = "".join(e.rendered() for e in entries)
     return Projection(
         entries, list(omitted.values()), markers, rendered, utf8_len(rendered), budget_bytes
