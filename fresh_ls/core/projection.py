@@ -190,26 +190,31 @@ class SourceSlices:
         self._ranges: dict[str, tuple[str, dict[tuple[int, int], list[object]]]] = {}
         self._pieces: dict[str, tuple[str, dict[str, list[Entry]]]] = {}
         self._candidates: dict[
-            tuple[str, str], tuple[ViewAssessment, Source, bool, list[_Step]]
+            tuple[str, str],
+            tuple[ViewAssessment, Source, bool, list[_Step], _Refusal | None],
         ] = {}
         self._markers: dict[
             tuple[str, str], tuple[View, list[str], list[_OmissionKey], str]
         ] = {}
 
-    def candidates(self, a: ViewAssessment, source: Source, own_lines: bool) -> list[_Step]:
-        """What each unit of ``a`` offers a plan, kept per view while its assessment (one
-        per view and content: ``Engine._assess``) and its file's source are the very same
+    def candidates(
+        self, a: ViewAssessment, source: Source, own_lines: bool
+    ) -> tuple[list[_Step], _Refusal | None]:
+        """What each unit of ``a`` offers a plan, and what it leaves out when the budget
+        refuses all of them (``_refusal``), kept per view while its assessment (one per
+        view and content: ``Engine._assess``) and its file's source are the very same
         objects: after an edit of one file, the views of the other 100 cost a plan no
         entry, slice or size again. Planning never changes what it is given."""
         key = (a.view.session, a.view.view_id)
         kept = self._candidates.get(key)
         if kept is not None and kept[0] is a and kept[1] is source and kept[2] == own_lines:
-            return kept[3]
+            return kept[3], kept[4]
         steps = [_step(a.view, ua, source, self, own_lines) for ua in a.units]
+        refusal = _refusal(steps)
         if len(self._candidates) >= self.MAX_VIEWS:
             self._candidates.clear()
-        self._candidates[key] = (a, source, own_lines, steps)
-        return steps
+        self._candidates[key] = (a, source, own_lines, steps, refusal)
+        return steps, refusal
 
     def drop(self, session: str) -> None:
         """Forget what is kept for ``session``'s views (the session is forgotten)."""
@@ -542,6 +547,28 @@ def _step(
     return _Step(ua, entry, whole_file, None, entry.bytes)
 
 
+class _Refusal(NamedTuple):
+    """A view whose units each offer one entry (no whole file, no own lines, none left
+    out for its status), as the budget refuses it whole: while its file has no entry
+    selected, ``_Selection.try_add`` refuses each of its entries at its first check
+    whenever the smallest does not fit (``used + least + 1 > budget``); then the view
+    leaves out each unit, over budget, with its size (``keys``, in unit order). Most views
+    of a large session end so once the budget is spent: one comparison each instead of a
+    selection attempt and an omission per unit."""
+
+    least: int
+    keys: list[_OmissionKey]
+
+
+def _refusal(steps: list[_Step]) -> _Refusal | None:
+    if not steps or any(s.entry is None or s.whole_file or s.own is not None for s in steps):
+        return None
+    keys: list[_OmissionKey] = [
+        (s.ua.unit.unit_id, "over-budget", s.size, s.ua.unit.name, s.ua.unit.kind) for s in steps
+    ]
+    return _Refusal(min(s.size for s in steps), keys)
+
+
 def plan(
     assessments: list[ViewAssessment],
     sources: dict[str, Source],
@@ -605,7 +632,28 @@ def plan(
             for ua in a.units:
                 omit(vid, ua.unit.unit_id, path, ua.status, ua.unit.name, None, ua.unit.kind)
             continue
-        for ua, entry, whole_file, own, size in slices.candidates(a, source, own_lines):
+        steps, refusal = slices.candidates(a, source, own_lines)
+        if (
+            refusal is not None
+            and path not in sel.by_path
+            and sel.used + refusal.least + 1 > budget_bytes
+        ):
+            # what the walk below would find, unit by unit (``_Refusal``)
+            named_before = False  # a unit left out before, for another reason or size
+            for key in refusal.keys:
+                uid = key[0]
+                earlier = said.get(uid)
+                if earlier is None:
+                    omitted[uid] = Omission(uid, path, "over-budget", [], key[3], key[2], key[4])
+                    omitted_ids[uid] = {vid}
+                    said[uid] = key
+                else:
+                    omitted_ids[uid].add(vid)
+                    named_before = named_before or earlier != key
+            # each unit is named as it was first left out (``omit``)
+            missing[vid] = [said[k[0]] for k in refusal.keys] if named_before else refusal.keys
+            continue
+        for ua, entry, whole_file, own, size in steps:
             if own is not None:
                 for piece in own:
                     if sel.try_add(piece, vid):
@@ -649,7 +697,7 @@ def plan(
     for a in replaced:
         vid = a.view.view_id
         found: list[str] = []
-        for path, first, last in served[vid]:
+        for path, first, last in served.get(vid, ()):
             host = sel.by_path[path].final_host(first, last)
             if host is None:
                 continue

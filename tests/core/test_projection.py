@@ -144,3 +144,33 @@ def test_a_view_observed_again_under_its_id_gets_its_own_marker_and_candidates()
         assert [m.text for m in shared.markers] == [m.text for m in alone.markers]
         assert shared.rendered == alone.rendered
         assert f"lines {v.first_line}-{v.last_line}" in shared.markers[0].text
+
+
+def test_a_unit_left_out_twice_is_named_as_first_left_out() -> None:
+    """Two views hold the same unit: the one walked first cannot serve it (deleted as it
+    saw it), the other's entry does not fit. One omission stands for the unit, with the
+    first reason, and both markers name that one (``_Refusal``'s way for views the budget
+    refuses whole says what the unit-by-unit walk says)."""
+    from dataclasses import replace
+
+    source = Source.from_text("cart.py", EDITED)
+    older, newer = view("b", 1, 14, 14), view("a", 2, 14, 15)
+    first = assess_view(newer, source)
+    gone = replace(first, units=[replace(u, status="deleted", serve=None) for u in first.units])
+    second = assess_view(older, source)
+    assert {u.unit.unit_id for u in gone.units} >= {u.unit.unit_id for u in second.units}
+    slices = SourceSlices()  # the older view's marker was kept when it stood alone
+    alone = plan([second], {"cart.py": source}, budget_bytes=10, policy="all", slices=slices)
+    assert "helper (left out to fit the budget" in alone.markers[0].text
+    for budget in (10, 100_000):
+        p = plan([second, gone], {"cart.py": source}, budget_bytes=budget, policy="all",
+                 slices=slices)  # fmt: skip
+        texts = {m.view_id: m.text for m in p.markers}
+        helper = [o for o in p.omitted if o.name == "helper"]
+        if budget == 10:
+            said = [(o.reason, o.bytes, o.view_ids) for o in helper]
+            assert said == [("deleted", None, ["a", "b"])]
+            assert "helper (deleted)" in texts["a"] and "helper (deleted)" in texts["b"]
+        else:  # the older view's entry fits: it is served, the newer's unit stays left out
+            assert [(o.reason, o.view_ids) for o in helper] == [("deleted", ["a"])]
+            assert "helper (deleted)" not in texts["b"]
