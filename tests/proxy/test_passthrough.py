@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,21 @@ def _send(url: str, method: str = "GET", body: Any = None, headers: dict[str, st
     req = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     with urllib.request.urlopen(req, timeout=30) as resp:
         return resp.status, dict(resp.headers), resp.read()
+
+
+@contextlib.asynccontextmanager
+async def _upstream(handler: Any) -> AsyncIterator[int]:
+    """A model server of one handler for every path, on 127.0.0.1: its port."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    finally:
+        await runner.cleanup()
 
 
 def test_first_line_and_proxy_json(workspace: Path, start_model, start_proxy) -> None:
@@ -126,15 +143,9 @@ async def test_sse_is_not_buffered(workspace: Path) -> None:
         await response.write_eof()
         return response
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", slow)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
         async with (
+            _upstream(slow) as port,
             running_proxy(workspace, f"http://127.0.0.1:{port}") as (_proxy, url),
             ClientSession() as http,
             http.post(url + "/v1/messages", json={"model": "m", "messages": []}) as resp,
@@ -146,7 +157,6 @@ async def test_sse_is_not_buffered(workspace: Path) -> None:
             assert rest == b"event: message_stop\ndata: {}\n\n"
     finally:
         release.set()
-        await runner.cleanup()
 
 
 async def test_upstream_cookies_are_not_kept_between_requests(workspace: Path) -> None:
@@ -161,25 +171,16 @@ async def test_upstream_cookies_are_not_kept_between_requests(workspace: Path) -
             {"ok": True}, headers={"Set-Cookie": "session=upstream-secret; Path=/"}
         )
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", model)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        async with (
-            # a host name, not an address: a jar keeps no cookie of an IP address
-            running_proxy(workspace, f"http://localhost:{port}") as (_proxy, url),
-            ClientSession(cookie_jar=DummyCookieJar()) as http,
-        ):
-            async with http.get(url + "/v1/models") as first:
-                assert first.headers.get("Set-Cookie") == "session=upstream-secret; Path=/"
-            async with http.get(url + "/v1/models"):
-                pass
-            async with http.get(url + "/v1/models", headers={"Cookie": "mine=1"}):
-                pass
-        assert seen == [None, None, "mine=1"]
-    finally:
-        await runner.cleanup()
+    async with (
+        _upstream(model) as port,
+        # a host name, not an address: a jar keeps no cookie of an IP address
+        running_proxy(workspace, f"http://localhost:{port}") as (_proxy, url),
+        ClientSession(cookie_jar=DummyCookieJar()) as http,
+    ):
+        async with http.get(url + "/v1/models") as first:
+            assert first.headers.get("Set-Cookie") == "session=upstream-secret; Path=/"
+        async with http.get(url + "/v1/models"):
+            pass
+        async with http.get(url + "/v1/models", headers={"Cookie": "mine=1"}):
+            pass
+    assert seen == [None, None, "mine=1"]
