@@ -128,8 +128,11 @@ class Omission:
         return "the whole file" if self.kind == "file" else "lines outside definitions"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Marker:
+    """What stands where a view's old tool result stood. Frozen: a plan hands the very
+    marker objects of the plan before to the next (``SourceSlices.marker``)."""
+
     view_id: str
     text: str
 
@@ -196,7 +199,7 @@ class SourceSlices:
             tuple[ViewAssessment, Source, bool, list[_Step], _Refusal | None],
         ] = {}
         self._markers: dict[
-            tuple[str, str], tuple[View, list[str], list[_OmissionKey], str]
+            tuple[str, str], tuple[View, list[str], list[_OmissionKey], Marker]
         ] = {}
         self._symbol_ids: dict[tuple[str, str, str, int], str] = {}
 
@@ -231,21 +234,22 @@ class SourceSlices:
         labels: list[str],
         said: list[_OmissionKey],
         omitted: dict[str, Omission],
-    ) -> str:
-        """``marker_text`` of ``view``, ``labels`` and the omissions ``said`` names (their
-        objects in ``omitted``, by unit id), kept per view for the same view object,
-        labels and ``said`` (what the text is a function of): most views of a large
-        session end the same way plan after plan. ``labels`` and ``said`` are kept as
-        given: the caller does not change them afterwards."""
+    ) -> Marker:
+        """The ``Marker`` of ``view`` (``marker_text`` of it, ``labels`` and the omissions
+        ``said`` names, their objects in ``omitted`` by unit id), kept per view for the
+        same view object, labels and ``said`` (what the text is a function of): most views
+        of a large session end the same way plan after plan, and their markers are the
+        very objects of the plan before (no one changes a marker). ``labels`` and ``said``
+        are kept as given: the caller does not change them afterwards."""
         key = (view.session, view.view_id)
         kept = self._markers.get(key)
         if kept is not None and kept[0] is view and kept[1] == labels and kept[2] == said:
             return kept[3]
-        text = marker_text(view, labels, [omitted[k[0]] for k in said])
+        marker = Marker(view.view_id, marker_text(view, labels, [omitted[k[0]] for k in said]))
         if len(self._markers) >= self.MAX_VIEWS:
             self._markers.clear()
-        self._markers[key] = (view, labels, said, text)
-        return text
+        self._markers[key] = (view, labels, said, marker)
+        return marker
 
     def memo(self, source: Source, first: int, last: int) -> list[object]:
         """``[text, UTF-8 size, SHA-256 or None]`` of lines ``first..last``."""
@@ -720,7 +724,7 @@ def plan(
             label = label_for(host.entry.unit_id)
             if label not in found:
                 found.append(label)
-        markers.append(Marker(vid, slices.marker(a.view, found, missing.get(vid, []), omitted)))
+        markers.append(slices.marker(a.view, found, missing.get(vid, []), omitted))
     rendered = "".join(e.rendered() for e in entries)
     return Projection(
         entries, list(omitted.values()), markers, rendered, utf8_len(rendered), budget_bytes
