@@ -14,15 +14,14 @@ faults on the hot path. Elsewhere (no glibc, no ``mallopt``) nothing changes.
 
 The cyclic collector (``collect_less_often``, called by the server only: the proxy's
 process measured no difference with it and keeps CPython's defaults): a ``policy: all``
-plan after an edit makes
-some thousands of short-lived objects (omissions, markers, entries, sets of view ids), and
-with CPython's default thresholds (a young collection every 700 new objects) the server
-paid 1.1-1.7 ms of each such request collecting them, beside an answer of 25-30 ms (two
-servers side by side, one with each setting, requests interleaved). Almost none of them is
-in a cycle: reference counting frees them. So young collections run every
-``GC_THRESHOLDS[0]`` objects, and the older generations after ``GC_THRESHOLDS[1:]`` of
-the younger one's: a bounded amount of cyclic garbage (at most that many objects) waits a
-little longer; nothing is left uncollected.
+plan after an edit makes some thousands of short-lived objects (omissions, markers,
+entries, sets of view ids), and with CPython's default thresholds (a young collection every
+700 new objects) the server paid 1.1-1.7 ms of each such request collecting them, beside an
+answer of 25-30 ms (two servers side by side, one with each setting, requests interleaved).
+Almost none of them is in a cycle: reference counting frees them. So young collections run
+every ``GC_THRESHOLDS[0]`` objects, and the older generations after ``GC_THRESHOLDS[1:]``
+of the younger one's: a bounded amount of cyclic garbage (at most that many objects) waits
+a little longer; nothing is left uncollected.
 """
 
 from __future__ import annotations

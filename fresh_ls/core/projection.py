@@ -620,6 +620,27 @@ def plan(
     served: dict[str, list[tuple[str, int, int]]] = {}
     missing: dict[str, list[_OmissionKey]] = {}
 
+    def leave_out(
+        view_id: str, path: str, keys: list[_OmissionKey]
+    ) -> list[_OmissionKey]:
+        """Leave out the units ``keys`` name for ``view_id`` (one omission per unit) and
+        say what its marker names of them: ``keys`` itself, but a unit left out before
+        (for another reason or size) is named as it was first left out."""
+        named = keys
+        for i, key in enumerate(keys):
+            uid = key[0]
+            first = said.get(uid)
+            if first is None:
+                omitted[uid] = Omission(uid, path, key[1], [], key[3], key[2], key[4])
+                omitted_ids[uid] = {view_id}
+                said[uid] = key
+                continue
+            omitted_ids[uid].add(view_id)
+            if first != key:
+                named = list(keys) if named is keys else named
+                named[i] = first
+        return named
+
     def omit(
         view_id: str,
         uid: str,
@@ -629,18 +650,8 @@ def plan(
         size: int | None,
         kind: str,
     ) -> None:
-        key = said.get(uid)
-        if key is None:
-            omitted[uid] = Omission(uid, path, reason, [], name, size, kind)
-            omitted_ids[uid] = {view_id}
-            key = said[uid] = (uid, reason, size, name, kind)
-        else:
-            omitted_ids[uid].add(view_id)
-        keys = missing.get(view_id)
-        if keys is None:
-            missing[view_id] = [key]
-        else:
-            keys.append(key)
+        named = leave_out(view_id, path, [(uid, reason, size, name, kind)])
+        missing.setdefault(view_id, []).extend(named)
 
     for a in replaced:
         vid = a.view.view_id
@@ -659,19 +670,7 @@ def plan(
             and sel.used + refusal.least + 1 > budget_bytes
         ):
             # what the walk below would find, unit by unit (``_Refusal``)
-            named_before = False  # a unit left out before, for another reason or size
-            for key in refusal.keys:
-                uid = key[0]
-                earlier = said.get(uid)
-                if earlier is None:
-                    omitted[uid] = Omission(uid, path, "over-budget", [], key[3], key[2], key[4])
-                    omitted_ids[uid] = {vid}
-                    said[uid] = key
-                else:
-                    omitted_ids[uid].add(vid)
-                    named_before = named_before or earlier != key
-            # each unit is named as it was first left out (``omit``)
-            missing[vid] = [said[k[0]] for k in refusal.keys] if named_before else refusal.keys
+            missing[vid] = leave_out(vid, path, refusal.keys)
             continue
         for ua, entry, whole_file, own, size in steps:
             if own is not None:
@@ -702,7 +701,7 @@ def plan(
                          piece.bytes, piece.kind)  # fmt: skip
 
     for uid, om in omitted.items():
-        ids = omitted_ids[uid]
+        ids = omitted_ids[uid]  # most units are left out for one view: no sort to make
         om.view_ids = sorted(ids) if len(ids) > 1 else list(ids)
     entries: list[Entry] = []
     for path in sorted(sel.by_path):
