@@ -45,6 +45,8 @@ DEFAULT_REPS = 30
 #: A hook call should cost about a process start: p50 within this, per call, Bash
 #: included (its command parser, ``fresh_ls.toolcalls``, loads for Bash events only).
 P50_TARGET_MS = 150.0
+#: The hook calls the target holds for (`run_all.py` names the slowest of these).
+TARGET_CASES = ("read", "edit", "bash_write", "prompt_nothing_new", "prompt_with_note")
 SESSION_ID = "bench-hooks-0000"
 
 COMMAND = f"{shlex.quote(sys.executable)} -m fresh_ls hook claude-code"
@@ -220,12 +222,13 @@ def run(reps: int = DEFAULT_REPS) -> dict[str, Any]:
                 server.kill()
                 server.wait()
     s = {name: C.summary_ms(v) for name, v in samples.items()}
-    hooks = ("read", "edit", "bash_write", "prompt_nothing_new", "prompt_with_note")
     return {
         "machine": C.machine(),
         "scenario": {"reps": reps, "warmup": 1, "views_at_end": views, "file_lines": 300},
         **s,
-        "targets": {"hook_p50_le_150ms": all(s[k]["p50_ms"] <= P50_TARGET_MS for k in hooks)},
+        "targets": {
+            "hook_p50_le_150ms": all(s[k]["p50_ms"] <= P50_TARGET_MS for k in TARGET_CASES)
+        },
     }
 
 
