@@ -16,6 +16,7 @@ claim can find nothing changed yet (it then waits that long for the next change)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from fresh_ls.core.model import LineRange, UnitAssessment, View
@@ -112,16 +113,30 @@ class Attribution:
         current lines, else its observed ones): ``self`` for ``session`` itself; the last
         change to the file since the view when none touched those lines; None when no
         change was seen since the view."""
+        return self.changed_by_each(session, view, (ua,))[0]
+
+    def changed_by_each(
+        self, session: str, view: View, units: Sequence[UnitAssessment]
+    ) -> tuple[str | None, ...]:
+        """``changed_by`` of each of ``units`` (a view's), the changes since the view
+        gathered once: a ``fresh/stale`` of 520 views asks it of 2,300 units, nearly all of
+        files with no change since their view."""
         changes = [c for c in self._changes.get(view.path, []) if c.after_seq >= view.seq]
         if not changes:
-            return None
-        at = ua.current or LineRange(ua.unit.obs_first, ua.unit.obs_last)
-        overlapping = [c for c in changes if c.first <= at.last + 1 and at.first <= c.last + 1]
-        change = (overlapping or changes)[-1]
-        if change.who == f"session:{session}":
-            return "self"
-        return change.who
+            return (None,) * len(units)
+        return tuple([_last_of(session, changes, ua) for ua in units])
 
     def changes(self, path: str) -> list[Change]:
         """The remembered changes of ``path``, oldest first (a copy)."""
         return list(self._changes.get(path, []))
+
+
+def _last_of(session: str, changes: list[Change], ua: UnitAssessment) -> str | None:
+    """Of ``changes`` (since a view, oldest first: none empty), who made the last one to
+    touch ``ua``'s lines, else the last one; ``self`` for ``session`` itself."""
+    at = ua.current or LineRange(ua.unit.obs_first, ua.unit.obs_last)
+    overlapping = [c for c in changes if c.first <= at.last + 1 and at.first <= c.last + 1]
+    change = (overlapping or changes)[-1]
+    if change.who == f"session:{session}":
+        return "self"
+    return change.who

@@ -15,12 +15,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fresh_ls import protocol as proto
 from fresh_ls.core.ledger import Ledger
 from fresh_ls.core.model import View, ViewAssessment
 
 #: A cached assessment: the content it was made against (the source's SHA-256, or
 #: ``!reason`` when the file could not be read), the view's sequence number, the assessment.
 Assessed = tuple[str, int, ViewAssessment]
+
+
+@dataclass(slots=True)
+class StaleAnswer:
+    """A view's entry in ``fresh/stale``'s answer, kept while what it was made of holds:
+    the very assessment (a kept one is the same object while neither the view nor its
+    file's content changed), whether an editor held the file dirty, and who changed each
+    unit (a claim can move that without a change of content). Its JSON is made the first
+    time it is sent."""
+
+    assessment: ViewAssessment
+    editor_dirty: bool
+    changed_by: tuple[str | None, ...]
+    view: proto.StaleView
+    text: str | None = None
+
+    def holds(
+        self, assessment: ViewAssessment, editor_dirty: bool, changed_by: tuple[str | None, ...]
+    ) -> bool:
+        """Whether this entry is still the one those would make."""
+        return (
+            self.assessment is assessment
+            and self.editor_dirty == editor_dirty
+            and self.changed_by == changed_by
+        )
 
 
 @dataclass(slots=True)
@@ -41,6 +67,8 @@ class Session:
     #: Each view's status as last told to listeners, by view id (``fresh/didInvalidate``
     #: goes out when it moves).
     last_status: dict[str, str] = field(default_factory=dict)
+    #: Each view's last ``fresh/stale`` entry, by view id (see ``StaleAnswer``).
+    stale: dict[str, StaleAnswer] = field(default_factory=dict)
     #: The files its views name, each once (``paths``), and its views oldest first
     #: (``in_order``); None when a view came or went since.
     _paths: tuple[str, ...] | None = field(default=None, repr=False)
@@ -72,6 +100,7 @@ class Session:
             self.views.pop(v, None)
             self.assessed.pop(v, None)
             self.last_status.pop(v, None)
+            self.stale.pop(v, None)
 
     def put_view(self, view: View) -> None:
         """Hold ``view`` (new, or in place of the view of the same id); what was cached of
@@ -79,6 +108,7 @@ class Session:
         self._paths = self._in_order = None
         self.views[view.view_id] = view
         self.assessed.pop(view.view_id, None)
+        self.stale.pop(view.view_id, None)
 
     def guard_views(self, rel: str) -> list[View]:
         """Its views of ``rel`` and what it wrote there, oldest first."""

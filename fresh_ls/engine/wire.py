@@ -129,6 +129,18 @@ def stale_view(
     )
 
 
+def stale_view_json(view: proto.StaleView) -> str:
+    """One view's entry of ``fresh/stale``'s answer as JSON text (``stale_json`` joins
+    them)."""
+    return json.dumps(proto.unstructure(view))
+
+
+def stale_json(views: list[str]) -> Encoded:
+    """A ``StaleResult`` of views already encoded (``stale_view_json``): the very text
+    ``json.dumps`` gives of the unstructured result, since ``views`` is its one key."""
+    return Encoded('{"views": [' + ", ".join(views) + "]}")
+
+
 def ranges_of(view: View) -> tuple[proto.LineRange, ...] | None:
     """A sparse view's ranges on the wire (None for a range view: the key is left out)."""
     if view.ranges is None:

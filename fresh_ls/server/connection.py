@@ -496,7 +496,7 @@ def register_features(server: FreshServer) -> None:
 
     handlers: dict[str, Callable[[Any], Any]] = {
         P.OBSERVE: observe,
-        P.STALE: lambda p: P.unstructure(engine.stale(p)),
+        P.STALE: lambda p: engine.stale_json(p),
         P.STATUSES: lambda p: engine.statuses(p),
         P.PROJECT: project,
         P.COMMIT: lambda p: P.unstructure(engine.commit(p)),
