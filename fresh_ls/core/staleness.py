@@ -27,7 +27,7 @@ from fresh_ls.core.model import (
 )
 from fresh_ls.core.sources import Source
 from fresh_ls.core.symbols import Definition
-from fresh_ls.core.text import split_lines
+from fresh_ls.core.text import common_ends, split_lines
 
 #: A text unit whose text is gone is found again only above this similarity (0-100,
 #: rapidfuzz ``ratio`` over the unit with its neighbours); below, it counts as deleted.
@@ -158,20 +158,35 @@ def _unchanged(status_line: int, unit: ObservedUnit, count: int) -> tuple[str, L
 
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+#: Lines of context around each hunk (difflib's ``n``).
+_CONTEXT = 3
 
 
 def unified_diff(
     path: str, obs_first: int, observed: list[str], cur_first: int, current: list[str]
 ) -> str:
     """A unified diff whose headers name the path and both line ranges, and whose hunk
-    numbers are line numbers of the file (difflib counts from the slice's start)."""
+    numbers are line numbers of the file (difflib counts from the slice's start).
+
+    The lines both sides share at their start and at their end, but the three next to
+    what differs (the hunks' context), are left out before difflib looks: no hunk can
+    hold them, and a whole-file view of 5,000 lines with one line changed took difflib
+    about 10 ms to match them line by line (``find_longest_match``)."""
     obs_last = obs_first + len(observed) - 1
     cur_last = cur_first + len(current) - 1
     out = [
         f"--- {path} lines {obs_first}-{obs_last} (observed)\n",
         f"+++ {path} lines {cur_first}-{cur_last} (current)\n",
     ]
-    body = difflib.unified_diff(observed, current, n=3, lineterm="")
+    head, tail = common_ends(observed, current)
+    cut = max(0, head - _CONTEXT)
+    keep = max(0, tail - _CONTEXT)
+    if cut or keep:
+        observed = observed[cut : len(observed) - keep]
+        current = current[cut : len(current) - keep]
+        obs_first += cut
+        cur_first += cut
+    body = difflib.unified_diff(observed, current, n=_CONTEXT, lineterm="")
     for i, line in enumerate(body):
         if i < 2:  # difflib's own ---/+++ lines
             continue
