@@ -96,6 +96,9 @@ class ViewStore:
     def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self._db = db
         self.path = path
+        #: What the ledgers table holds, by session, as this store read or wrote it: an
+        #: unchanged ledger is not written again (``put_ledger``).
+        self._ledger_text: dict[str, str] = {}
 
     @classmethod
     async def open(cls, path: Path) -> ViewStore:
@@ -204,21 +207,30 @@ class ViewStore:
         except Exception:
             await self._db.execute("ROLLBACK")
             raise
+        self._ledger_text.pop(session, None)
 
     async def put_ledger(self, session: str, body: dict[str, Any]) -> None:
-        """Keep a session's refresh ledger; returns once it is committed to disk."""
+        """Keep a session's refresh ledger; returns once it is committed to disk. A ledger
+        the table holds already, byte for byte, is not written again: the proxy projects
+        before every model request, mostly with nothing new to record, and each commit is
+        an fsync (``synchronous=FULL``)."""
+        text = json.dumps(body, separators=(",", ":"))
+        if self._ledger_text.get(session) == text:
+            return
         await self._db.execute(
-            "INSERT OR REPLACE INTO ledgers (session, body) VALUES (?, ?)",
-            (session, json.dumps(body, separators=(",", ":"))),
+            "INSERT OR REPLACE INTO ledgers (session, body) VALUES (?, ?)", (session, text)
         )
+        self._ledger_text[session] = text
 
     async def delete_ledger(self, session: str) -> None:
         await self._db.execute("DELETE FROM ledgers WHERE session = ?", (session,))
+        self._ledger_text.pop(session, None)
 
     async def load_ledgers(self) -> dict[str, dict[str, Any]]:
         async with self._db.execute("SELECT session, body FROM ledgers") as cur:
             rows = await cur.fetchall()
-        return {str(r[0]): json.loads(r[1]) for r in rows}
+        self._ledger_text = {str(r[0]): str(r[1]) for r in rows}
+        return {session: json.loads(text) for session, text in self._ledger_text.items()}
 
     async def put_written(self, session: str, path: str, views: list[View]) -> None:
         """Keep what ``session`` knows of ``path`` from its own writes (replacing what it knew

@@ -48,3 +48,46 @@ async def test_wal_and_schema_version(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(StoreError, match="newer than this fresh-ls"):
         await ViewStore.open(db)
+
+
+async def _ledgers_on_disk(db: Path) -> dict[str, object]:
+    store = await ViewStore.open(db)
+    try:
+        return dict(await store.load_ledgers())
+    finally:
+        await store.close()
+
+
+async def test_a_ledger_the_table_holds_is_not_written_again(tmp_path: Path) -> None:
+    """The proxy projects before every model request: an unchanged ledger costs no commit
+    (an fsync), and whatever the order of writes and deletes, the table holds the last."""
+    db = tmp_path / "views.sqlite3"
+    a, b = {"nextSeq": 1, "refreshes": []}, {"nextSeq": 2, "refreshes": []}
+    store = await ViewStore.open(db)
+    try:
+        await store.put_ledger("s", a)
+        written = store._db.total_changes
+        await store.put_ledger("s", a)
+        assert store._db.total_changes == written  # nothing written
+        await store.put_ledger("s", b)
+        await store.put_ledger("s", a)  # back to what was written first: written again
+        assert await _ledgers_on_disk(db) == {"s": a}
+        await store.delete_ledger("s")
+        await store.put_ledger("s", a)  # the same as before the delete: written again
+        assert await _ledgers_on_disk(db) == {"s": a}
+        await store.delete_session("s", [])
+        await store.put_ledger("s", a)
+        assert await _ledgers_on_disk(db) == {"s": a}
+    finally:
+        await store.close()
+
+    store = await ViewStore.open(db)  # what it loads is what the table holds
+    try:
+        assert await store.load_ledgers() == {"s": a}
+        written = store._db.total_changes
+        await store.put_ledger("s", a)
+        assert store._db.total_changes == written
+        await store.put_ledger("s", b)
+    finally:
+        await store.close()
+    assert await _ledgers_on_disk(db) == {"s": b}
