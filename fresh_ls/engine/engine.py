@@ -404,11 +404,7 @@ class Engine:
     def stale_json(self, p: proto.StaleParams) -> wire.Encoded:
         """``stale``'s answer as the JSON text the server sends (``json.dumps`` of its
         unstructured form): each view's entry encoded once and kept with it."""
-        answers = self._stale_answers(p)
-        for k in answers:
-            if k.text is None:
-                k.text = wire.stale_view_json(k.view)
-        return wire.stale_json([k.text for k in answers if k.text is not None])
+        return wire.stale_json([k.encoded() for k in self._stale_answers(p)])
 
     def _stale_answers(self, p: proto.StaleParams) -> list[StaleAnswer]:
         """Each view's ``fresh/stale`` entry, made again only when its assessment, its

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from fresh_ls import protocol as proto
 from fresh_ls.core.ledger import Ledger
 from fresh_ls.core.model import View, ViewAssessment
+from fresh_ls.engine import wire
 
 #: A cached assessment: the content it was made against (the source's SHA-256, or
 #: ``!reason`` when the file could not be read), the view's sequence number, the assessment.
@@ -37,6 +38,12 @@ class StaleAnswer:
     changed_by: tuple[str | None, ...]
     view: proto.StaleView
     text: str | None = None
+
+    def encoded(self) -> str:
+        """The entry's JSON (``wire.stale_view_json``), made the first time it is asked."""
+        if self.text is None:
+            self.text = wire.stale_view_json(self.view)
+        return self.text
 
     def holds(
         self, assessment: ViewAssessment, editor_dirty: bool, changed_by: tuple[str | None, ...]
